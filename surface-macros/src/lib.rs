@@ -1,0 +1,64 @@
+//! The procedural macros of `surface`: `#[surface]`, `#[tool]` and `expose!`.
+//!
+//! Use them through the `surface` crate, which re-exports them with the runtime they expand
+//! into. Each macro parses its input into a small model, validates it (collecting every error,
+//! each spanned at the user's token) and expands; on error it still emits the user's item so
+//! one mistake gives one error. Generated code names the runtime by absolute paths through
+//! `::surface::__private`.
+
+mod docs;
+mod errors;
+mod expose;
+mod names;
+mod surface_impl;
+mod surface_struct;
+mod tool;
+
+use proc_macro::TokenStream;
+use syn::Item;
+
+/// Declares a surface: on a struct, its members; on an impl block, its procedures.
+///
+/// See the `surface` crate for the full syntax.
+#[proc_macro_attribute]
+pub fn surface(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand_surface(args.into(), item.into()).into()
+}
+
+/// The `#[surface]` expander on `proc_macro2` tokens (for tests and snapshots).
+fn expand_surface(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    match syn::parse2::<Item>(item) {
+        Ok(Item::Struct(s)) => surface_struct::expand(args, s),
+        Ok(Item::Impl(i)) => surface_impl::expand(args, i),
+        Ok(other) => syn::Error::new_spanned(
+            other,
+            "`#[surface]` goes on a struct (members) or its impl block (procedures)",
+        )
+        .to_compile_error(),
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// Declares a bespoke tool on an `async fn(args, client: &C, cancel)`.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => tool::expand(args.into(), f).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Builds the expose map of one surface, checked against its spec at compile time.
+#[proc_macro]
+pub fn expose(input: TokenStream) -> TokenStream {
+    match syn::parse::<expose::ExposeInput>(input) {
+        Ok(i) => expose::expand(i).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+#[cfg(test)]
+mod snapshots;

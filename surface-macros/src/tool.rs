@@ -1,0 +1,229 @@
+//! `#[tool]` on an `async fn`: a bespoke tool.
+//!
+//! Accepts `#[tool(mutates | read_only, title = "…", render = image)]` on
+//! `async fn name([args: A,] client: &C [, cancel: CancellationToken]) -> Result<T, E>`.
+//! Pipeline: parse the attribute with darling and the signature with syn → validate → expand
+//! a unit struct named like the function that implements `BespokeTool<Client = C>`; the body
+//! stays callable as `name::call(…)`. On error the function is emitted unchanged.
+
+use crate::docs::doc_text;
+use crate::errors::{Errors, unknown_word};
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use darling::util::Flag;
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ItemFn, LitStr, ReturnType, Type};
+
+const WORDS: &[&str] = &["mutates", "read_only", "title", "render"];
+
+#[derive(FromMeta, Default)]
+struct ToolArgs {
+    mutates: Flag,
+    read_only: Flag,
+    title: Option<LitStr>,
+    render: Option<Ident>,
+}
+
+pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
+    let mut errors = Errors::new();
+    let args = parse_args(args, &mut errors);
+    let sig = &item.sig;
+    if sig.asyncness.is_none() {
+        errors.at(sig.fn_token, "a tool must be an `async fn`");
+    }
+    if args.mutates.is_present() && args.read_only.is_present() {
+        errors.push(syn::Error::new(
+            args.read_only.span(),
+            "a tool is either `mutates` or `read_only`, not both",
+        ));
+    }
+    if let Some(render) = &args.render
+        && render != "image"
+    {
+        errors.at(render, unknown_word(&render.to_string(), "`render`", &["image"]));
+    }
+    let params = parse_params(&item, &mut errors);
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => Some((**ty).clone()),
+        ReturnType::Default => {
+            errors.at(&sig.ident, "a tool must return `Result<T, E>`");
+            None
+        }
+    };
+    let compile_errors = errors.to_compile_errors();
+    match (params, output, errors.is_empty()) {
+        (Some(params), Some(output), true) => emit(&item, &args, &params, &output),
+        _ => quote! { #item #compile_errors },
+    }
+}
+
+fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
+    let nested = match NestedMeta::parse_meta_list(args) {
+        Ok(n) => n,
+        Err(e) => {
+            errors.push(e);
+            return ToolArgs::default();
+        }
+    };
+    // Our own message for an unknown word lists every valid one; darling parses the rest.
+    let mut known = Vec::new();
+    for n in nested {
+        match &n {
+            NestedMeta::Meta(m) if !m.path().get_ident().is_some_and(|i| WORDS.iter().any(|w| i == w)) => {
+                let w = m.path().to_token_stream().to_string();
+                errors.at(m.path(), unknown_word(&w, "`#[tool]`", WORDS));
+            }
+            _ => known.push(n),
+        }
+    }
+    ToolArgs::from_list(&known).unwrap_or_else(|e| {
+        errors.darling(e);
+        ToolArgs::default()
+    })
+}
+
+struct Params {
+    args: Option<(syn::Pat, Type)>,
+    client: (syn::Pat, Type),
+    cancel: Option<(syn::Pat, Type)>,
+}
+
+fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
+    let typed: Vec<&syn::PatType> = item
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(t) => Some(t),
+            FnArg::Receiver(r) => {
+                errors.at(
+                    r,
+                    "a tool is a free function: it is handed its client instead of `self`",
+                );
+                None
+            }
+        })
+        .collect();
+    let client_at = typed.iter().position(|t| matches!(&*t.ty, Type::Reference(_)));
+    let Some(at) = client_at else {
+        errors.at(
+            &item.sig.ident,
+            "a tool takes its client by reference: `client: &OpsClient`",
+        );
+        return None;
+    };
+    if at > 1 {
+        errors.at(typed[1], "a tool takes one input at most, before its client");
+        return None;
+    }
+    if typed.len() > at + 2 {
+        errors.at(typed[at + 2], "a tool takes `(args, client, cancel)` at most");
+        return None;
+    }
+    let Type::Reference(r) = &*typed[at].ty else {
+        unreachable!()
+    };
+    Some(Params {
+        args: (at == 1).then(|| ((*typed[0].pat).clone(), (*typed[0].ty).clone())),
+        client: ((*typed[at].pat).clone(), (*r.elem).clone()),
+        cancel: typed.get(at + 1).map(|t| ((*t.pat).clone(), (*t.ty).clone())),
+    })
+}
+
+fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> TokenStream {
+    let vis = &item.vis;
+    let ident = &item.sig.ident;
+    let name = ident.to_string();
+    let doc = doc_text(&item.attrs);
+    let attrs = &item.attrs;
+    let body = &item.block;
+    let mutates = !args.read_only.is_present();
+    let title = match &args.title {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
+    let (client_pat, client_ty) = &params.client;
+    let (cancel_pat, cancel_ty) = params.cancel.clone().unwrap_or_else(|| {
+        (
+            syn::parse_quote!(_cancel),
+            syn::parse_quote!(::surface::CancellationToken),
+        )
+    });
+    let (input_schema, decode, args_param, args_pass) = match &params.args {
+        Some((pat, ty)) => (
+            quote!(::surface::__private::input_schema_of::<#ty>),
+            quote!(let args = ::surface::__private::decode_input::<#ty>(args)?;),
+            quote!(#pat: #ty,),
+            quote!(args,),
+        ),
+        None => (
+            quote!(::surface::__private::no_input_schema),
+            quote!(let _ = args;),
+            quote!(),
+            quote!(),
+        ),
+    };
+    let input_assert = params
+        .args
+        .as_ref()
+        .map(|(_, ty)| quote_spanned!(ty.span()=> ::surface::__private::assert_input::<#ty>();));
+    let render_assert = args
+        .render
+        .as_ref()
+        .map(|r| quote_spanned!(r.span()=> ::surface::__private::assert_renders_image::<#output>();));
+    let output_assert =
+        quote_spanned!(output.span()=> ::surface::__private::assert_tool_result::<#output>(););
+    let struct_doc = if doc.is_empty() {
+        format!("The bespoke tool `{name}`.")
+    } else {
+        doc.clone()
+    };
+
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #ident;
+
+        const _: () = {
+            #input_assert
+            #output_assert
+            #render_assert
+        };
+
+        impl #ident {
+            #(#attrs)*
+            pub async fn call(#args_param #client_pat: &#client_ty, #cancel_pat: #cancel_ty) -> #output #body
+        }
+
+        #[automatically_derived]
+        impl ::surface::BespokeTool for #ident {
+            type Client = #client_ty;
+
+            fn descriptor(&self) -> &'static ::surface::ToolDescriptor {
+                const DESCRIPTOR: ::surface::ToolDescriptor = ::surface::ToolDescriptor {
+                    name: #name,
+                    title: #title,
+                    description: #doc,
+                    mutates: #mutates,
+                    input: #input_schema,
+                };
+                &DESCRIPTOR
+            }
+
+            fn invoke<'a>(
+                &'a self,
+                args: ::surface::__private::serde_json::Value,
+                client: &'a #client_ty,
+                cancel: ::surface::CancellationToken,
+            ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::ToolOutput, ::surface::Failure>> {
+                ::surface::__private::FutureExt::boxed(async move {
+                    #decode
+                    ::surface::__private::ToolResult::into_output(Self::call(#args_pass client, cancel).await)
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Expose maps: the default-deny list of what crosses from a surface to an agent.
+//!
+//! An [`Expose<S>`] is built by `expose!`, which checks every key against `S`'s spec at compile
+//! time. Faces (MCP now, wire and CLI later) all take this one type, so the same key means the
+//! same thing on every face.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+/// How one key is exposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// A cell, collection, stream or event, as a readable and subscribable resource.
+    Resource,
+    /// A procedure, as a tool. `mutates` drives the `readOnlyHint` / `destructiveHint` annotations.
+    Tool {
+        /// Whether calling the tool changes state (`tool` and `tool(mutates)`: true).
+        mutates: bool,
+    },
+}
+
+/// One entry of an expose map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExposeEntry {
+    /// The member name or procedure name (`"load"`, `"proc.kill"`).
+    pub key: &'static str,
+    /// How it is exposed.
+    pub exposure: Exposure,
+}
+
+/// The expose map of surface `S`: only what it names reaches an agent.
+///
+/// Build one with `expose!` (checked at compile time). [`Expose::none`] exposes nothing.
+///
+/// ```
+/// # use surface_runtime::Expose;
+/// struct Anything;
+/// const NOTHING: Expose<Anything> = Expose::none();
+/// assert!(NOTHING.entries().is_empty());
+/// ```
+pub struct Expose<S> {
+    entries: &'static [ExposeEntry],
+    surface: PhantomData<fn() -> S>,
+}
+
+impl<S> Expose<S> {
+    /// An expose map that names nothing.
+    pub const fn none() -> Self {
+        Expose {
+            entries: &[],
+            surface: PhantomData,
+        }
+    }
+
+    /// Used by `expose!` after it has checked every entry; not for hand-written maps.
+    #[doc(hidden)]
+    pub const fn __from_checked_entries(entries: &'static [ExposeEntry]) -> Self {
+        Expose {
+            entries,
+            surface: PhantomData,
+        }
+    }
+
+    /// The entries, in the order written.
+    pub const fn entries(&self) -> &'static [ExposeEntry] {
+        self.entries
+    }
+
+    /// How `key` is exposed, if it is.
+    pub fn get(&self, key: &str) -> Option<Exposure> {
+        self.entries.iter().find(|e| e.key == key).map(|e| e.exposure)
+    }
+
+    /// The same map with its surface type erased, for faces that hold many surfaces.
+    pub const fn erase(&self) -> ErasedExpose {
+        ErasedExpose {
+            entries: self.entries,
+        }
+    }
+}
+
+impl<S> Clone for Expose<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for Expose<S> {}
+
+impl<S> fmt::Debug for Expose<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Expose").field("entries", &self.entries).finish()
+    }
+}
+
+/// An expose map whose surface type has been erased (what a face stores).
+#[derive(Clone, Copy, Debug)]
+pub struct ErasedExpose {
+    entries: &'static [ExposeEntry],
+}
+
+impl ErasedExpose {
+    /// The entries, in the order written.
+    pub const fn entries(&self) -> &'static [ExposeEntry] {
+        self.entries
+    }
+
+    /// How `key` is exposed, if it is.
+    pub fn get(&self, key: &str) -> Option<Exposure> {
+        self.entries.iter().find(|e| e.key == key).map(|e| e.exposure)
+    }
+}
+
+impl<S> From<Expose<S>> for ErasedExpose {
+    fn from(e: Expose<S>) -> Self {
+        e.erase()
+    }
+}

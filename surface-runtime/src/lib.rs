@@ -1,0 +1,34 @@
+//! The runtime of `surface`: specs, expose maps, live members, typed clients, bespoke tools,
+//! the schema bridge and (with the `mcp` feature, on by default) the MCP face.
+//!
+//! Users depend on the `surface` crate, which re-exports this one and the macros.
+
+#![warn(missing_docs)]
+
+mod dispatch;
+mod expose;
+mod failure;
+mod member;
+pub mod schema;
+mod spec;
+mod surface;
+mod tool;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use dispatch::{
+    CellClient, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
+};
+pub use expose::{ErasedExpose, Expose, ExposeEntry, Exposure};
+pub use failure::{Failure, FailureKind, IntoFailure, ToolFailure};
+pub use member::{
+    Cell, Change, ChangeStream, Collection, CollectionChange, Event, LiveMember, MemberKey, MemberValue,
+    Stream, Write, id_to_key, key_to_id,
+};
+pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
+pub use surface::{DirectDispatch, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
+pub use tool::{
+    BespokeTool, CancellationToken, IntoToolOutput, OkImage, ToolDescriptor, ToolOutput, ToolTable, ok_image,
+};

@@ -1,0 +1,565 @@
+//! Live members: the runtime values behind `#[cell]`, `#[collection]`, `#[stream]`, `#[event]`.
+//!
+//! Each member holds its state and publishes every change on a broadcast channel. Typed
+//! subscribers (`subscribe`) see typed changes; faces see the erased [`Change`] feed through
+//! [`LiveMember::changes`]. A change is built only when someone listens.
+
+use crate::failure::{Failure, FailureKind};
+use crate::spec::MemberKind;
+use futures::stream::{self, BoxStream, StreamExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError, RwLock};
+use tokio::sync::broadcast;
+
+/// How many changes a slow subscriber may fall behind before it is told it lagged.
+const FEED_CAPACITY: usize = 256;
+
+/// An erased change of one member, as faces see it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Change {
+    /// A cell was written.
+    Set(Value),
+    /// A collection item was inserted or replaced; `id` is its key as it appears in URIs.
+    Upserted {
+        /// The item's key, URI-shaped (`"42"`, `"alice"`).
+        id: String,
+    },
+    /// A collection item was deleted.
+    Removed {
+        /// The item's key, URI-shaped.
+        id: String,
+    },
+    /// A stream yielded a chunk.
+    Chunk(Value),
+    /// An event was published.
+    Published(Value),
+    /// The subscriber fell behind and missed this many changes; re-read the member.
+    Lagged(u64),
+}
+
+/// A stream of erased changes of one member.
+pub type ChangeStream = BoxStream<'static, Change>;
+
+/// The bound every member value, item, chunk and event type meets.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the value of a surface member",
+    label = "needs `Serialize`, `Deserialize`, `JsonSchema`, `Clone`, `Send` and `Sync`",
+    note = "add `#[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]` to the type"
+)]
+pub trait MemberValue:
+    Serialize + DeserializeOwned + schemars::JsonSchema + Clone + Send + Sync + 'static
+{
+}
+impl<T> MemberValue for T where
+    T: Serialize + DeserializeOwned + schemars::JsonSchema + Clone + Send + Sync + 'static
+{
+}
+
+/// The bound every collection key type meets.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the key of a surface collection",
+    label = "needs `Serialize`, `Deserialize`, `JsonSchema`, `Ord`, `Clone`, `Send` and `Sync`",
+    note = "integers and `String` are the usual keys"
+)]
+pub trait MemberKey: MemberValue + Ord {}
+impl<T: MemberValue + Ord> MemberKey for T {}
+
+/// What every live member offers a face, erased of its types.
+pub trait LiveMember: Send + Sync {
+    /// Its kind.
+    fn kind(&self) -> MemberKind;
+    /// The whole member as JSON: a cell's value, a collection's keys, a stream's snapshot,
+    /// `null` for an event.
+    fn read(&self) -> Value;
+    /// One item of a collection, addressed by its URI-shaped id.
+    fn read_item(&self, id: &str) -> Result<Value, Failure> {
+        let _ = id;
+        Err(Failure::new(
+            FailureKind::Unknown,
+            format!("a {} has no items", self.kind().word()),
+        ))
+    }
+    /// Applies a write that arrived erased (from a client over a dispatch).
+    fn write(&self, write: Write) -> Result<(), Failure>;
+    /// Its change feed.
+    fn changes(&self) -> ChangeStream;
+}
+
+/// A write to a member, erased of its types (what a client sends over a dispatch).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Write {
+    /// Replace a cell's value.
+    Set(Value),
+    /// Insert or replace a collection item.
+    Upsert {
+        /// The item's key.
+        key: Value,
+        /// The item.
+        value: Value,
+    },
+    /// Delete a collection item.
+    Remove {
+        /// The item's key.
+        key: Value,
+    },
+    /// Append a chunk to a stream.
+    Push(Value),
+    /// Publish an event.
+    Publish(Value),
+}
+
+impl Write {
+    fn word(&self) -> &'static str {
+        match self {
+            Write::Set(_) => "set",
+            Write::Upsert { .. } => "upsert",
+            Write::Remove { .. } => "remove",
+            Write::Push(_) => "push",
+            Write::Publish(_) => "publish",
+        }
+    }
+}
+
+fn wrong_write(kind: MemberKind, write: &Write) -> Failure {
+    Failure::new(
+        FailureKind::Unknown,
+        format!("a {} cannot take a `{}` write", kind.word(), write.word()),
+    )
+}
+
+fn decode<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, Failure> {
+    serde_json::from_value(v).map_err(|e| {
+        Failure::new(
+            FailureKind::InvalidInput { field: what.into() },
+            format!("invalid {what}: {e}"),
+        )
+    })
+}
+
+fn lock_poisoned<T>(e: PoisonError<T>) -> T {
+    // A panic in another writer leaves the value as it was last written; keep serving it.
+    e.into_inner()
+}
+
+fn to_json<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or_else(|e| Value::String(format!("<unserializable: {e}>")))
+}
+
+fn feed<T: Clone + Send + 'static>(rx: broadcast::Receiver<T>, erase: fn(T) -> Change) -> ChangeStream {
+    stream::unfold(rx, move |mut rx| async move {
+        match rx.recv().await {
+            Ok(v) => Some((erase(v), rx)),
+            Err(broadcast::error::RecvError::Lagged(n)) => Some((Change::Lagged(n), rx)),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    })
+    .boxed()
+}
+
+/// A cell: one value; every write is published.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use surface_runtime::Cell;
+/// let load = Cell::new(2u32);
+/// let mut watch = load.subscribe();
+/// load.set(3);
+/// assert_eq!(load.get(), 3);
+/// assert_eq!(watch.recv().await.unwrap(), 3);
+/// load.update(|n| *n += 1);
+/// assert_eq!(load.get(), 4);
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Cell<T> {
+    value: RwLock<T>,
+    writes: broadcast::Sender<T>,
+}
+
+impl<T: Clone> Cell<T> {
+    /// A cell holding `value`.
+    pub fn new(value: T) -> Self {
+        Cell {
+            value: RwLock::new(value),
+            writes: broadcast::channel(FEED_CAPACITY).0,
+        }
+    }
+
+    /// A copy of the current value.
+    pub fn get(&self) -> T {
+        self.value.read().unwrap_or_else(lock_poisoned).clone()
+    }
+
+    /// Replaces the value and publishes it.
+    pub fn set(&self, value: T) {
+        let mut slot = self.value.write().unwrap_or_else(lock_poisoned);
+        *slot = value;
+        self.publish(&slot);
+    }
+
+    /// Changes the value in place and publishes the result; answers what `f` answers.
+    pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut slot = self.value.write().unwrap_or_else(lock_poisoned);
+        let r = f(&mut slot);
+        self.publish(&slot);
+        r
+    }
+
+    /// Every value written from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<T> {
+        self.writes.subscribe()
+    }
+
+    fn publish(&self, value: &T) {
+        // Published under the write lock, so subscribers see writes in the order they happened.
+        if self.writes.receiver_count() > 0 {
+            let _ = self.writes.send(value.clone());
+        }
+    }
+}
+
+impl<T: Clone + Default> Default for Cell<T> {
+    fn default() -> Self {
+        Cell::new(T::default())
+    }
+}
+
+impl<T: MemberValue> LiveMember for Cell<T> {
+    fn kind(&self) -> MemberKind {
+        MemberKind::Cell
+    }
+    fn read(&self) -> Value {
+        to_json(&*self.value.read().unwrap_or_else(lock_poisoned))
+    }
+    fn write(&self, write: Write) -> Result<(), Failure> {
+        match write {
+            Write::Set(v) => Ok(self.set(decode("value", v)?)),
+            other => Err(wrong_write(MemberKind::Cell, &other)),
+        }
+    }
+    fn changes(&self) -> ChangeStream {
+        feed(self.subscribe(), |v| Change::Set(to_json(&v)))
+    }
+}
+
+/// A typed change of a collection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CollectionChange<K> {
+    /// The item at this key was inserted or replaced.
+    Upserted(K),
+    /// The item at this key was deleted.
+    Removed(K),
+}
+
+/// A collection: items by key; every upsert and delete is published.
+///
+/// ```
+/// use surface_runtime::Collection;
+/// let names: Collection<u32, String> = Collection::from_iter([(1, "init".to_string())]);
+/// names.upsert(2, "shell".into());
+/// assert_eq!(names.keys(), vec![1, 2]);
+/// assert_eq!(names.get(&2).as_deref(), Some("shell"));
+/// assert_eq!(names.remove(&1).as_deref(), Some("init"));
+/// assert_eq!(names.len(), 1);
+/// ```
+#[derive(Debug)]
+pub struct Collection<K, V> {
+    items: RwLock<BTreeMap<K, V>>,
+    changes: broadcast::Sender<CollectionChange<K>>,
+}
+
+impl<K: Ord + Clone, V: Clone> Collection<K, V> {
+    /// An empty collection.
+    pub fn new() -> Self {
+        Collection {
+            items: RwLock::new(BTreeMap::new()),
+            changes: broadcast::channel(FEED_CAPACITY).0,
+        }
+    }
+
+    /// A copy of the item at `key`.
+    pub fn get(&self, key: &K) -> Option<V> {
+        self.items.read().unwrap_or_else(lock_poisoned).get(key).cloned()
+    }
+
+    /// Whether an item is at `key`.
+    pub fn contains(&self, key: &K) -> bool {
+        self.items.read().unwrap_or_else(lock_poisoned).contains_key(key)
+    }
+
+    /// Every key, in order.
+    pub fn keys(&self) -> Vec<K> {
+        self.items
+            .read()
+            .unwrap_or_else(lock_poisoned)
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// A copy of every item, in key order.
+    pub fn items(&self) -> Vec<(K, V)> {
+        self.items
+            .read()
+            .unwrap_or_else(lock_poisoned)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// How many items there are.
+    pub fn len(&self) -> usize {
+        self.items.read().unwrap_or_else(lock_poisoned).len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Inserts or replaces the item at `key`; answers the item it replaced.
+    pub fn upsert(&self, key: K, value: V) -> Option<V> {
+        let mut items = self.items.write().unwrap_or_else(lock_poisoned);
+        let old = items.insert(key.clone(), value);
+        self.publish(CollectionChange::Upserted(key));
+        old
+    }
+
+    /// Changes the item at `key` in place (publishing it); `None` when there is none.
+    pub fn update<R>(&self, key: &K, f: impl FnOnce(&mut V) -> R) -> Option<R> {
+        let mut items = self.items.write().unwrap_or_else(lock_poisoned);
+        let r = f(items.get_mut(key)?);
+        self.publish(CollectionChange::Upserted(key.clone()));
+        Some(r)
+    }
+
+    /// Deletes the item at `key`; answers it.
+    pub fn remove(&self, key: &K) -> Option<V> {
+        let mut items = self.items.write().unwrap_or_else(lock_poisoned);
+        let old = items.remove(key)?;
+        self.publish(CollectionChange::Removed(key.clone()));
+        Some(old)
+    }
+
+    /// Every upsert and delete from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<CollectionChange<K>> {
+        self.changes.subscribe()
+    }
+
+    fn publish(&self, change: CollectionChange<K>) {
+        if self.changes.receiver_count() > 0 {
+            let _ = self.changes.send(change);
+        }
+    }
+}
+
+impl<K: Ord + Clone, V: Clone> Default for Collection<K, V> {
+    fn default() -> Self {
+        Collection::new()
+    }
+}
+
+impl<K: Ord + Clone, V: Clone> FromIterator<(K, V)> for Collection<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let c = Collection::new();
+        *c.items.write().unwrap_or_else(lock_poisoned) = iter.into_iter().collect();
+        c
+    }
+}
+
+/// The URI-shaped id of a key: a string key as itself, any other key as its JSON.
+pub fn key_to_id<K: Serialize>(key: &K) -> String {
+    match to_json(key) {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// Decodes a URI-shaped id against the key type: `42` addresses a `u32` key, `alice` a `String`.
+pub fn id_to_key<K: DeserializeOwned>(id: &str) -> Result<K, Failure> {
+    serde_json::from_str::<K>(id)
+        .or_else(|_| serde_json::from_value::<K>(Value::String(id.to_owned())))
+        .map_err(|e| {
+            Failure::new(
+                FailureKind::InvalidInput { field: "id".into() },
+                format!("\"{id}\" is not a valid key ({e})"),
+            )
+        })
+}
+
+impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
+    fn kind(&self) -> MemberKind {
+        MemberKind::Collection
+    }
+    fn read(&self) -> Value {
+        to_json(&self.keys())
+    }
+    fn read_item(&self, id: &str) -> Result<Value, Failure> {
+        let key: K = id_to_key(id)?;
+        match self.get(&key) {
+            Some(v) => Ok(to_json(&v)),
+            None => Err(Failure::new(
+                FailureKind::Unknown,
+                format!("no item with key \"{id}\" is present"),
+            )),
+        }
+    }
+    fn write(&self, write: Write) -> Result<(), Failure> {
+        match write {
+            Write::Upsert { key, value } => {
+                self.upsert(decode("key", key)?, decode("value", value)?);
+                Ok(())
+            }
+            Write::Remove { key } => {
+                self.remove(&decode("key", key)?);
+                Ok(())
+            }
+            other => Err(wrong_write(MemberKind::Collection, &other)),
+        }
+    }
+    fn changes(&self) -> ChangeStream {
+        feed(self.subscribe(), |c| match c {
+            CollectionChange::Upserted(k) => Change::Upserted { id: key_to_id(&k) },
+            CollectionChange::Removed(k) => Change::Removed { id: key_to_id(&k) },
+        })
+    }
+}
+
+/// A stream: a snapshot of everything so far, then each new chunk.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use surface_runtime::Stream;
+/// let log: Stream<String> = Stream::new();
+/// log.push("booted".into());
+/// let (snapshot, mut chunks) = log.open();
+/// assert_eq!(snapshot, vec!["booted".to_string()]);
+/// log.push("spawned".into());
+/// assert_eq!(chunks.recv().await.unwrap(), "spawned");
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Stream<C> {
+    history: Mutex<Vec<C>>,
+    chunks: broadcast::Sender<C>,
+}
+
+impl<C: Clone> Stream<C> {
+    /// An empty stream.
+    pub fn new() -> Self {
+        Stream {
+            history: Mutex::new(Vec::new()),
+            chunks: broadcast::channel(FEED_CAPACITY).0,
+        }
+    }
+
+    /// Appends a chunk and publishes it.
+    pub fn push(&self, chunk: C) {
+        let mut history = self.history.lock().unwrap_or_else(lock_poisoned);
+        if self.chunks.receiver_count() > 0 {
+            let _ = self.chunks.send(chunk.clone());
+        }
+        history.push(chunk);
+    }
+
+    /// Every chunk so far.
+    pub fn snapshot(&self) -> Vec<C> {
+        self.history.lock().unwrap_or_else(lock_poisoned).clone()
+    }
+
+    /// The snapshot and a receiver of every later chunk, taken together so none is missed or
+    /// seen twice.
+    pub fn open(&self) -> (Vec<C>, broadcast::Receiver<C>) {
+        let history = self.history.lock().unwrap_or_else(lock_poisoned);
+        (history.clone(), self.chunks.subscribe())
+    }
+}
+
+impl<C: Clone> Default for Stream<C> {
+    fn default() -> Self {
+        Stream::new()
+    }
+}
+
+impl<C: MemberValue> LiveMember for Stream<C> {
+    fn kind(&self) -> MemberKind {
+        MemberKind::Stream
+    }
+    fn read(&self) -> Value {
+        to_json(&*self.history.lock().unwrap_or_else(lock_poisoned))
+    }
+    fn write(&self, write: Write) -> Result<(), Failure> {
+        match write {
+            Write::Push(v) => Ok(self.push(decode("chunk", v)?)),
+            other => Err(wrong_write(MemberKind::Stream, &other)),
+        }
+    }
+    fn changes(&self) -> ChangeStream {
+        feed(self.chunks.subscribe(), |c| Change::Chunk(to_json(&c)))
+    }
+}
+
+/// An event: occurrences published to whoever listens.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use surface_runtime::Event;
+/// let saved: Event<u64> = Event::new();
+/// let mut rx = saved.subscribe();
+/// saved.publish(7);
+/// assert_eq!(rx.recv().await.unwrap(), 7);
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Event<T> {
+    occurrences: broadcast::Sender<T>,
+}
+
+impl<T: Clone> Event<T> {
+    /// An event nobody has published yet.
+    pub fn new() -> Self {
+        Event {
+            occurrences: broadcast::channel(FEED_CAPACITY).0,
+        }
+    }
+
+    /// Publishes one occurrence to every current subscriber.
+    pub fn publish(&self, value: T) {
+        let _ = self.occurrences.send(value);
+    }
+
+    /// Every occurrence from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<T> {
+        self.occurrences.subscribe()
+    }
+}
+
+impl<T: Clone> Default for Event<T> {
+    fn default() -> Self {
+        Event::new()
+    }
+}
+
+impl<T: MemberValue> LiveMember for Event<T> {
+    fn kind(&self) -> MemberKind {
+        MemberKind::Event
+    }
+    fn read(&self) -> Value {
+        // An event has no stored state: reading one answers null at once.
+        Value::Null
+    }
+    fn write(&self, write: Write) -> Result<(), Failure> {
+        match write {
+            Write::Publish(v) => Ok(self.publish(decode("event", v)?)),
+            other => Err(wrong_write(MemberKind::Event, &other)),
+        }
+    }
+    fn changes(&self) -> ChangeStream {
+        feed(self.subscribe(), |v| Change::Published(to_json(&v)))
+    }
+}

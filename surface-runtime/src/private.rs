@@ -1,0 +1,246 @@
+//! What generated code calls. Not a public API: names here may change in any release.
+//!
+//! Everything generated code names goes through this module (`::surface::__private::…`), so a
+//! user depends on `surface` alone and rmcp, serde_json and schemars churn stays in one crate.
+
+pub use crate::expose::{ExposeEntry, Exposure};
+pub use crate::failure::{Failure, FailureKind, IntoFailure};
+pub use crate::tool::{IntoToolOutput, ToolOutput};
+pub use futures::future::{BoxFuture, FutureExt};
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Marker types for each kind of member; `#[surface]` gives every member a constant of one.
+pub mod kind {
+    /// A cell member.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Cell;
+    /// A collection member.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Collection;
+    /// A stream member.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Stream;
+    /// An event member.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Event;
+    /// A procedure.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Procedure;
+}
+
+/// Kinds an expose map may name as `resource`.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` cannot be exposed as a resource",
+    label = "this is a procedure: write `tool`, `tool(mutates)` or `tool(read_only)`",
+    note = "cells, collections, streams and events are resources; procedures are tools"
+)]
+pub trait ExposableAsResource {}
+impl ExposableAsResource for kind::Cell {}
+impl ExposableAsResource for kind::Collection {}
+impl ExposableAsResource for kind::Stream {}
+impl ExposableAsResource for kind::Event {}
+
+/// Kinds an expose map may name as `tool`.
+#[diagnostic::on_unimplemented(
+    message = "a `{Self}` cannot be exposed as a tool",
+    label = "this is a member, not a procedure: write `resource`",
+    note = "cells, collections, streams and events are resources; procedures are tools"
+)]
+pub trait ExposableAsTool {}
+impl ExposableAsTool for kind::Procedure {}
+
+/// An expose entry for a member `expose!` has checked is a resource kind.
+pub const fn expose_resource<K: ExposableAsResource>(kind: K, key: &'static str) -> ExposeEntry {
+    core::mem::forget(kind);
+    ExposeEntry {
+        key,
+        exposure: Exposure::Resource,
+    }
+}
+
+/// An expose entry for a procedure `expose!` has checked.
+pub const fn expose_tool<K: ExposableAsTool>(kind: K, key: &'static str, mutates: bool) -> ExposeEntry {
+    core::mem::forget(kind);
+    ExposeEntry {
+        key,
+        exposure: Exposure::Tool { mutates },
+    }
+}
+
+/// The bound of a procedure's or tool's input type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the input of a procedure or tool",
+    label = "needs `Deserialize` and `JsonSchema`",
+    note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type"
+)]
+pub trait Input: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
+impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> Input for T {}
+
+/// The bound of a procedure's success type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the output of a procedure",
+    label = "needs `Serialize` and `JsonSchema`",
+    note = "add `#[derive(serde::Serialize, schemars::JsonSchema)]` to the type"
+)]
+pub trait Output: Serialize + schemars::JsonSchema {}
+impl<T: Serialize + schemars::JsonSchema> Output for T {}
+
+/// What a procedure returns: `Result<T, E>` with `T: Serialize` and `E` a failure.
+#[diagnostic::on_unimplemented(
+    message = "a procedure must return `Result<T, E>`, not `{Self}`",
+    label = "`T: Serialize + JsonSchema`, `E: ToolFailure<D>` or any `std::error::Error`",
+    note = "wrap an infallible answer: `Ok::<_, std::convert::Infallible>(value)`"
+)]
+pub trait ProcedureResult {
+    /// The success type, for the spec.
+    type Ok: Output;
+    /// The erased answer.
+    fn into_answer(self) -> Result<Value, Failure>;
+}
+impl<T: Output, E: IntoFailure> ProcedureResult for Result<T, E> {
+    type Ok = T;
+    fn into_answer(self) -> Result<Value, Failure> {
+        match self {
+            Ok(v) => encode_value(&v),
+            Err(e) => Err(e.into_failure()),
+        }
+    }
+}
+
+/// What a bespoke tool returns: `Result<T, E>` with `T` a tool output and `E` a failure.
+#[diagnostic::on_unimplemented(
+    message = "a tool must return `Result<T, E>`, not `{Self}`",
+    label = "`T: Serialize` (or `OkImage`), `E: ToolFailure<D>` or any `std::error::Error`"
+)]
+pub trait ToolResult {
+    /// The erased answer.
+    fn into_output(self) -> Result<ToolOutput, Failure>;
+}
+impl<T: IntoToolOutput, E: IntoFailure> ToolResult for Result<T, E> {
+    fn into_output(self) -> Result<ToolOutput, Failure> {
+        match self {
+            Ok(v) => v.into_tool_output(),
+            Err(e) => Err(e.into_failure()),
+        }
+    }
+}
+
+/// A tool result whose answer is a picture (`render = image`).
+#[diagnostic::on_unimplemented(
+    message = "a tool declared `render = image` must return `Result<OkImage, E>`, not `{Self}`",
+    label = "build the answer with `ok_image(bytes, mime, detail)`"
+)]
+pub trait RendersImage {}
+impl<E> RendersImage for Result<crate::OkImage, E> {}
+
+/// Compile-time check that a `render = image` tool answers an image.
+pub const fn assert_renders_image<T: RendersImage>() {}
+
+/// Compile-time check that a member's value type qualifies (spanned at the user's type).
+pub const fn assert_member_value<T: crate::MemberValue>() {}
+/// Compile-time check that a collection's key type qualifies.
+pub const fn assert_member_key<T: crate::MemberKey>() {}
+/// Compile-time check that an input type qualifies.
+pub const fn assert_input<T: Input>() {}
+/// Compile-time check that a procedure's return type qualifies.
+pub const fn assert_procedure_result<T: ProcedureResult>() {}
+/// Compile-time check that a tool's return type qualifies.
+pub const fn assert_tool_result<T: ToolResult>() {}
+
+/// The bridged JSON Schema of `T`.
+pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+    crate::schema::schema_for::<T>()
+}
+
+/// The bridged JSON Schema of a procedure's success type.
+pub fn output_schema_of<R: ProcedureResult>() -> Value {
+    crate::schema::schema_for::<R::Ok>()
+}
+
+/// The advertised input schema of `T`.
+pub fn input_schema_of<T: schemars::JsonSchema>() -> crate::schema::InputSchema {
+    crate::schema::input_schema::<T>()
+}
+
+/// The advertised input schema of a tool with no input.
+pub fn no_input_schema() -> crate::schema::InputSchema {
+    crate::schema::no_input_schema()
+}
+
+/// Decodes a procedure's or tool's input, naming the field that is wrong.
+pub fn decode_input<T: DeserializeOwned>(input: Value) -> Result<T, Failure> {
+    serde_path_to_error::deserialize::<_, T>(input).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let field = if path == "." {
+            missing_field(&inner).unwrap_or_default()
+        } else {
+            path
+        };
+        let message = if field.is_empty() {
+            format!("invalid arguments: {inner}")
+        } else {
+            format!("invalid argument `{field}`: {inner}")
+        };
+        Failure {
+            message,
+            detail: None,
+            kind: FailureKind::InvalidInput { field },
+        }
+    })
+}
+
+/// serde reports a missing field at its parent's path; the field itself is in the message.
+fn missing_field(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("missing field `")?;
+    Some(rest[..rest.find('`')?].to_owned())
+}
+
+/// Serializes an answer; a value that cannot be serialized is a failure that says so.
+pub fn encode_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Failure> {
+    serde_json::to_value(value).map_err(|e| {
+        Failure::new(
+            FailureKind::Error,
+            format!("the answer could not be serialized: {e}"),
+        )
+    })
+}
+
+/// The failure of a call to a procedure the surface does not declare.
+pub fn unknown_procedure(surface: &str, name: &str) -> Failure {
+    Failure::new(
+        FailureKind::Unknown,
+        format!("{surface} has no procedure \"{name}\""),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Kill {
+        pid: u32,
+    }
+
+    #[test]
+    fn decode_names_the_wrong_field() {
+        let e = decode_input::<Kill>(serde_json::json!({"pid": "x"})).unwrap_err();
+        assert_eq!(e.kind, FailureKind::InvalidInput { field: "pid".into() });
+        assert!(e.message.contains("`pid`"), "{}", e.message);
+    }
+
+    #[test]
+    fn decode_names_the_missing_field() {
+        let e = decode_input::<Kill>(serde_json::json!({})).unwrap_err();
+        assert_eq!(e.kind, FailureKind::InvalidInput { field: "pid".into() });
+    }
+}

@@ -1,0 +1,120 @@
+//! The traits `#[surface]` implements, and the in-process dispatch over them.
+//!
+//! `#[surface]` on a struct implements [`SurfaceMembers`]; `#[surface]` on an impl block
+//! implements [`SurfaceProcedures`]. Together they make a [`Surface`], which [`DirectDispatch`]
+//! serves to a typed client in the same process.
+
+use crate::dispatch::Dispatch;
+use crate::failure::{Failure, FailureKind};
+use crate::member::{ChangeStream, LiveMember, Write};
+use crate::spec::SurfaceSpec;
+use futures::future::{self, BoxFuture, FutureExt};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The members half of a surface, implemented by `#[surface]` on a struct.
+pub trait SurfaceMembers: Send + Sync + Sized + 'static {
+    /// The surface's type name.
+    const NAME: &'static str;
+    /// Its doc comment.
+    const DOC: &'static str;
+    /// Every member, in declaration order.
+    const MEMBERS: &'static [crate::MemberSpec];
+    /// The generated typed client.
+    type Client: SurfaceClient;
+    /// The live member called `name`.
+    fn member(&self, name: &str) -> Option<&dyn LiveMember>;
+}
+
+/// The procedures half of a surface, implemented by `#[surface]` on an impl block.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `#[surface]` impl block",
+    label = "declared with `#[surface]`, but its procedures are not",
+    note = "add `#[surface] impl {Self} {{ … }}`, empty if the surface has no procedures"
+)]
+pub trait SurfaceProcedures: SurfaceMembers {
+    /// Every procedure, in declaration order.
+    const PROCEDURES: &'static [crate::ProcedureSpec];
+    /// Runs the procedure `name` on `input` (already unwrapped, not yet decoded).
+    fn call<'a>(&'a self, name: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>>;
+}
+
+/// A whole surface: members and procedures. Implemented for every type that has both halves.
+pub trait Surface: SurfaceProcedures {
+    /// The surface's spec.
+    const SPEC: SurfaceSpec = SurfaceSpec {
+        name: Self::NAME,
+        doc: Self::DOC,
+        members: Self::MEMBERS,
+        procedures: Self::PROCEDURES,
+    };
+}
+impl<S: SurfaceProcedures> Surface for S {}
+
+/// A generated typed client: member and procedure methods over a [`Dispatch`].
+pub trait SurfaceClient: Clone + Send + Sync + 'static {
+    /// The client over `dispatch` (in-process, or a connection to a served surface).
+    fn from_dispatch(dispatch: Arc<dyn Dispatch>) -> Self;
+    /// The dispatch it calls through.
+    fn dispatch(&self) -> &Arc<dyn Dispatch>;
+}
+
+/// Serves a surface in the same process: the typed client calls straight into it.
+///
+/// ```
+/// # use surface_runtime::{DirectDispatch, Dispatch};
+/// # fn serve<S: surface_runtime::Surface>(surface: S) {
+/// let dispatch = DirectDispatch::new(std::sync::Arc::new(surface));
+/// let _spec = dispatch.spec();
+/// # }
+/// ```
+pub struct DirectDispatch<S> {
+    surface: Arc<S>,
+}
+
+impl<S: Surface> DirectDispatch<S> {
+    /// A dispatch into `surface`.
+    pub fn new(surface: Arc<S>) -> Self {
+        DirectDispatch { surface }
+    }
+
+    /// The same, as the trait object clients hold.
+    pub fn shared(surface: Arc<S>) -> Arc<dyn Dispatch> {
+        Arc::new(DirectDispatch::new(surface))
+    }
+
+    /// The typed client of `surface`, dispatching in-process.
+    pub fn client(surface: Arc<S>) -> S::Client {
+        S::Client::from_dispatch(Self::shared(surface))
+    }
+
+    fn member(&self, name: &str) -> Result<&dyn LiveMember, Failure> {
+        self.surface.member(name).ok_or_else(|| {
+            Failure::new(
+                FailureKind::Unknown,
+                format!("{} has no member \"{name}\"", S::NAME),
+            )
+        })
+    }
+}
+
+impl<S: Surface> Dispatch for DirectDispatch<S> {
+    fn spec(&self) -> &'static SurfaceSpec {
+        &S::SPEC
+    }
+    fn read<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
+        future::ready(self.member(member).map(|m| m.read())).boxed()
+    }
+    fn read_item<'a>(&'a self, member: &'a str, id: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
+        future::ready(self.member(member).and_then(|m| m.read_item(id))).boxed()
+    }
+    fn write<'a>(&'a self, member: &'a str, write: Write) -> BoxFuture<'a, Result<(), Failure>> {
+        future::ready(self.member(member).and_then(|m| m.write(write))).boxed()
+    }
+    fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
+        future::ready(self.member(member).map(|m| m.changes())).boxed()
+    }
+    fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
+        self.surface.call(procedure, input)
+    }
+}

@@ -1,0 +1,106 @@
+//! Bespoke tools: hand-authored, call-shaped tools declared with `#[tool]`.
+//!
+//! A bespoke tool is handed its typed arguments, the client of the thing it is declared on
+//! (a surface's generated client, or a whole bundle) and a cancellation signal. What it answers
+//! becomes a [`ToolOutput`]: a value (data plus the same data as text), or a picture
+//! ([`ok_image`]) when the tool declares `render = image`.
+
+use crate::failure::Failure;
+use crate::schema::InputSchema;
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+pub use tokio_util::sync::CancellationToken;
+
+/// What `#[tool]` knows about a tool at compile time.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolDescriptor {
+    /// The tool's name as declared (the function name); siblings prefix it.
+    pub name: &'static str,
+    /// Its display title.
+    pub title: Option<&'static str>,
+    /// Its description (the doc comment).
+    pub description: &'static str,
+    /// Whether calling it changes state.
+    pub mutates: bool,
+    /// Produces its advertised input schema.
+    pub input: fn() -> InputSchema,
+}
+
+/// A bespoke tool over clients of type `Self::Client`. Implemented by `#[tool]`.
+pub trait BespokeTool: Send + Sync + 'static {
+    /// What the tool is handed: a surface's typed client, or a bundle.
+    type Client: Send + Sync + 'static;
+    /// Its compile-time description.
+    fn descriptor(&self) -> &'static ToolDescriptor;
+    /// Runs it on `args` (already unwrapped, not yet decoded).
+    fn invoke<'a>(
+        &'a self,
+        args: Value,
+        client: &'a Self::Client,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ToolOutput, Failure>>;
+}
+
+/// A table of bespoke tools handed the same client type.
+pub type ToolTable<C> = Vec<std::sync::Arc<dyn BespokeTool<Client = C>>>;
+
+/// What a tool answers on success.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolOutput {
+    /// A value: travels as `structuredContent` and as the same JSON in text.
+    Value(Value),
+    /// A picture: the bytes once, as an image block; the facts as `structuredContent`.
+    Image(OkImage),
+}
+
+/// A tool answer that is a picture. Build with [`ok_image`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct OkImage {
+    /// The image bytes.
+    pub bytes: Vec<u8>,
+    /// Its MIME type (`"image/png"`).
+    pub mime: String,
+    /// Facts about it (dimensions, what it shows); must not repeat the bytes.
+    pub detail: Value,
+}
+
+/// An image answer: the bytes travel once as an MCP image block, `detail` as the structured arm.
+///
+/// ```
+/// let img = surface_runtime::ok_image(vec![137, 80, 78, 71], "image/png", serde_json::json!({"width": 1}));
+/// assert_eq!(img.mime, "image/png");
+/// ```
+pub fn ok_image(bytes: Vec<u8>, mime: impl Into<String>, detail: impl Serialize) -> OkImage {
+    let detail = serde_json::to_value(detail)
+        .unwrap_or_else(|e| Value::String(format!("<unserializable detail: {e}>")));
+    OkImage {
+        bytes,
+        mime: mime.into(),
+        detail,
+    }
+}
+
+/// Turns what a tool or procedure returns on success into a [`ToolOutput`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be what a tool answers",
+    label = "must be `Serialize` (or an `OkImage` from `ok_image`)",
+    note = "derive `serde::Serialize` on the type"
+)]
+pub trait IntoToolOutput {
+    /// The output.
+    fn into_tool_output(self) -> Result<ToolOutput, Failure>;
+}
+
+impl<T: Serialize> IntoToolOutput for T {
+    fn into_tool_output(self) -> Result<ToolOutput, Failure> {
+        crate::__private::encode_value(&self).map(ToolOutput::Value)
+    }
+}
+
+impl IntoToolOutput for OkImage {
+    fn into_tool_output(self) -> Result<ToolOutput, Failure> {
+        Ok(ToolOutput::Image(self))
+    }
+}
