@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use surface::mcp::{BundleClient, McpServer, Member};
 use surface::{CancellationToken, Expose, ToolFailure, expose, surface, tool};
 
 /// The machine's load.
@@ -138,6 +139,9 @@ impl Ops {
         self.processes.upsert(pid, process.clone());
         self.load.update(|l| l.procs = self.processes.len() as u32);
         self.log.push(format!("spawned {} as {pid}", process.name));
+        // A stray print, as handlers and their dependencies do: stdout belongs to the protocol,
+        // so the MCP face has pointed it at stderr and this cannot corrupt the stream.
+        println!("spawned {} as {pid}", process.name);
         Ok(process)
     }
 
@@ -175,7 +179,6 @@ impl Ops {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct CountArgs {
     /// Only processes in this state (all when absent).
-    #[serde(default)]
     pub state: Option<String>,
 }
 
@@ -209,14 +212,20 @@ pub const EXPOSE: Expose<Ops> = expose!(Ops {
     "load.sample": tool(read_only),
 });
 
+/// The instructions every host reads before it calls anything.
+pub const INSTRUCTIONS: &str = "Everything here is about processes, not files.";
+
+/// The ops MCP server over a live `Ops`.
+pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
+    McpServer::new("ops", env!("CARGO_PKG_VERSION"))
+        .instructions(INSTRUCTIONS)
+        .core(Member::new(EXPOSE).tool(count))
+        .client(move || BundleClient::with_core(OpsClient::direct(ops.clone())))
+}
+
 #[tokio::main]
-async fn main() {
-    let ops = Arc::new(Ops::new());
-    let client = OpsClient::direct(ops.clone());
-    let spawned = client.proc().spawn(Spawn { name: "demo".into() }).await;
-    println!(
-        "{spawned:?} {}",
-        serde_json::to_string_pretty(&Ops::SPEC.to_json()).unwrap()
-    );
-    let _ = (count, EXPOSE);
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let served = mcp_server(Arc::new(Ops::new())).start()?;
+    served.serve_stdio().await?;
+    Ok(())
 }

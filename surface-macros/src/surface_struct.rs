@@ -363,6 +363,7 @@ fn emit(model: &Model, valid: bool) -> TokenStream {
 
         #[automatically_derived]
         impl ::surface::SurfaceClient for #client {
+            type Surface = #ident;
             fn from_dispatch(dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>) -> Self {
                 #client { procedures: #procedures::__from_dispatch(dispatch) }
             }

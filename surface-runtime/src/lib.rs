@@ -8,6 +8,8 @@
 mod dispatch;
 mod expose;
 mod failure;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod member;
 pub mod schema;
 mod spec;

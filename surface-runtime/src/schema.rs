@@ -267,7 +267,20 @@ pub fn bridge(raw: Value) -> Value {
 /// );
 /// ```
 pub fn input_schema<T: JsonSchema>() -> InputSchema {
-    match schema_for::<T>() {
+    wrap_input(schema_for::<T>())
+}
+
+/// The advertised input schema for an already bridged schema: an object schema as it is,
+/// anything else wrapped under `value` (see [`input_schema`]).
+///
+/// ```
+/// use surface_runtime::schema::wrap_input;
+/// let wrapped = wrap_input(serde_json::json!({"type": "integer"}));
+/// assert!(wrapped.wrapped);
+/// assert_eq!(wrapped.schema["required"], serde_json::json!(["value"]));
+/// ```
+pub fn wrap_input(bridged: Value) -> InputSchema {
+    match bridged {
         Value::Object(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => {
             InputSchema {
                 schema,
@@ -555,7 +568,7 @@ fn parse_ref(reference: &str) -> Option<Target> {
 
 /// Decodes `%XX` escapes; `None` if the result is not UTF-8. A `%` not
 /// followed by two hex digits stays as it is.
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;

@@ -53,6 +53,8 @@ impl<S: SurfaceProcedures> Surface for S {}
 
 /// A generated typed client: member and procedure methods over a [`Dispatch`].
 pub trait SurfaceClient: Clone + Send + Sync + 'static {
+    /// The surface this client reaches.
+    type Surface;
     /// The client over `dispatch` (in-process, or a connection to a served surface).
     fn from_dispatch(dispatch: Arc<dyn Dispatch>) -> Self;
     /// The dispatch it calls through.

@@ -1,0 +1,249 @@
+//! What a rooted bundle is made of: a core, keyed siblings, bundle-root tools, and the
+//! clients a face dispatches over.
+
+use crate::dispatch::Dispatch;
+use crate::expose::{ErasedExpose, Expose};
+use crate::failure::{Failure, FailureKind};
+use crate::spec::SurfaceSpec;
+use crate::surface::{Surface, SurfaceClient};
+use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// A bespoke tool declared on one surface, erased: it is handed that surface's dispatch.
+pub(crate) trait SurfaceTool: Send + Sync {
+    fn descriptor(&self) -> &'static ToolDescriptor;
+    fn invoke(
+        &self,
+        args: Value,
+        dispatch: Arc<dyn Dispatch>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ToolOutput, Failure>>;
+}
+
+struct OnSurface<T>(Arc<T>);
+
+impl<T> SurfaceTool for OnSurface<T>
+where
+    T: BespokeTool,
+    T::Client: SurfaceClient,
+{
+    fn descriptor(&self) -> &'static ToolDescriptor {
+        self.0.descriptor()
+    }
+    fn invoke(
+        &self,
+        args: Value,
+        dispatch: Arc<dyn Dispatch>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ToolOutput, Failure>> {
+        let tool = self.0.clone();
+        Box::pin(async move {
+            let client = T::Client::from_dispatch(dispatch);
+            tool.invoke(args, &client, cancel).await
+        })
+    }
+}
+
+/// A bundle-root tool, erased: it is handed the whole bundle.
+pub(crate) trait RootTool: Send + Sync {
+    fn descriptor(&self) -> &'static ToolDescriptor;
+    fn invoke(
+        &self,
+        args: Value,
+        bundle: BundleClient,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ToolOutput, Failure>>;
+}
+
+struct AtRoot<T>(Arc<T>);
+
+impl<T: BespokeTool<Client = BundleClient>> RootTool for AtRoot<T> {
+    fn descriptor(&self) -> &'static ToolDescriptor {
+        self.0.descriptor()
+    }
+    fn invoke(
+        &self,
+        args: Value,
+        bundle: BundleClient,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Result<ToolOutput, Failure>> {
+        let tool = self.0.clone();
+        Box::pin(async move { tool.invoke(args, &bundle, cancel).await })
+    }
+}
+
+/// One surface of a bundle (the core or a sibling): its spec, expose map and bespoke tools.
+///
+/// ```
+/// # use surface_runtime::{Expose, mcp::Member};
+/// # fn f<S: surface_runtime::Surface>(expose: Expose<S>) {
+/// let member = Member::new(expose); // add tools with `.tool(my_tool)`
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Member {
+    pub(crate) spec: &'static SurfaceSpec,
+    pub(crate) expose: ErasedExpose,
+    pub(crate) tools: Vec<Arc<dyn SurfaceTool>>,
+}
+
+impl Member {
+    /// A surface exposed through `expose`, with no bespoke tools yet.
+    pub fn new<S: Surface>(expose: Expose<S>) -> Self {
+        Member {
+            spec: &S::SPEC,
+            expose: expose.erase(),
+            tools: Vec::new(),
+        }
+    }
+
+    /// Adds a bespoke tool declared on this surface's client (checked at compile time).
+    pub fn tool<T>(mut self, tool: T) -> Self
+    where
+        T: BespokeTool,
+        T::Client: SurfaceClient,
+    {
+        self.tools.push(Arc::new(OnSurface(Arc::new(tool))));
+        self
+    }
+
+    /// The surface's spec.
+    pub fn spec(&self) -> &'static SurfaceSpec {
+        self.spec
+    }
+}
+
+impl fmt::Debug for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tools: Vec<&str> = self.tools.iter().map(|t| t.descriptor().name).collect();
+        f.debug_struct("Member")
+            .field("surface", &self.spec.name)
+            .field("expose", &self.expose.entries())
+            .field("tools", &tools)
+            .finish()
+    }
+}
+
+/// The siblings of a bundle, by key.
+pub type Siblings = BTreeMap<String, Member>;
+
+/// A table of bundle-root tools.
+#[derive(Clone, Default)]
+pub struct RootTools(pub(crate) Vec<Arc<dyn RootTool>>);
+
+impl RootTools {
+    /// No root tools.
+    pub fn new() -> Self {
+        RootTools::default()
+    }
+
+    /// Adds a root tool (handed the whole [`BundleClient`]).
+    pub fn with<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
+        self.0.push(Arc::new(AtRoot(Arc::new(tool))));
+        self
+    }
+}
+
+/// The live clients of a bundle: the core's dispatch and each sibling's, by key, plus an
+/// optional host context (what bundle-root tools need to reach the host, e.g. to reroster).
+///
+/// ```
+/// # use surface_runtime::mcp::BundleClient;
+/// let bundle = BundleClient::new();
+/// assert!(bundle.core_dispatch().is_none());
+/// assert!(bundle.sibling_keys().next().is_none());
+/// ```
+#[derive(Clone, Default)]
+pub struct BundleClient {
+    core: Option<Arc<dyn Dispatch>>,
+    siblings: BTreeMap<String, Arc<dyn Dispatch>>,
+    host: Option<Arc<dyn Any + Send + Sync>>,
+}
+
+impl BundleClient {
+    /// An empty bundle.
+    pub fn new() -> Self {
+        BundleClient::default()
+    }
+
+    /// A bundle whose core is reached through `client`.
+    pub fn with_core<C: SurfaceClient>(client: C) -> Self {
+        BundleClient::new().core(client)
+    }
+
+    /// Sets the core's client.
+    pub fn core<C: SurfaceClient>(mut self, client: C) -> Self {
+        self.core = Some(client.dispatch().clone());
+        self
+    }
+
+    /// Adds a sibling's client under `key`.
+    pub fn sibling<C: SurfaceClient>(mut self, key: impl Into<String>, client: C) -> Self {
+        self.siblings.insert(key.into(), client.dispatch().clone());
+        self
+    }
+
+    /// Attaches a host context that root tools can read back with [`BundleClient::host`].
+    pub fn with_host<H: Any + Send + Sync>(mut self, host: Arc<H>) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// The host context, if one of type `H` was attached.
+    pub fn host<H: Any + Send + Sync>(&self) -> Option<Arc<H>> {
+        self.host.clone()?.downcast().ok()
+    }
+
+    /// The core's typed client.
+    pub fn core_client<C: SurfaceClient>(&self) -> Option<C> {
+        self.core.clone().map(C::from_dispatch)
+    }
+
+    /// A sibling's typed client.
+    pub fn sibling_client<C: SurfaceClient>(&self, key: &str) -> Option<C> {
+        self.siblings.get(key).cloned().map(C::from_dispatch)
+    }
+
+    /// The core's dispatch.
+    pub fn core_dispatch(&self) -> Option<&Arc<dyn Dispatch>> {
+        self.core.as_ref()
+    }
+
+    /// A sibling's dispatch.
+    pub fn sibling_dispatch(&self, key: &str) -> Option<&Arc<dyn Dispatch>> {
+        self.siblings.get(key)
+    }
+
+    /// The keys of the siblings this bundle has clients for.
+    pub fn sibling_keys(&self) -> impl Iterator<Item = &str> {
+        self.siblings.keys().map(String::as_str)
+    }
+
+    pub(crate) fn dispatch_for(&self, sibling: Option<&str>) -> Result<Arc<dyn Dispatch>, Failure> {
+        let found = match sibling {
+            None => self.core.clone(),
+            Some(k) => self.siblings.get(k).cloned(),
+        };
+        found.ok_or_else(|| {
+            let whose = sibling.map_or("the core".to_owned(), |k| format!("sibling \"{k}\""));
+            Failure::new(
+                FailureKind::Error,
+                format!("the client factory returned no client for {whose}: it must read the host's current roster"),
+            )
+        })
+    }
+}
+
+impl fmt::Debug for BundleClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BundleClient")
+            .field("core", &self.core.as_ref().map(|d| d.spec().name))
+            .field("siblings", &self.siblings.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}

@@ -1,0 +1,559 @@
+//! The MCP face: one rmcp `ServerHandler` per connection over shared, atomically swapped state.
+//!
+//! [`Shared`] holds what every session reads: the current [`Generation`] (swapped whole by a
+//! reroster), the tombstones of names past rosters served, and the live sessions to notify.
+//! A [`Session`] answers one connection in either protocol era (rmcp picks the era from the
+//! opening request) and owns its subscriptions: legacy `resources/subscribe` and 2026-07-28
+//! `subscriptions/listen` streams, each URI watched by one debounced task.
+
+use super::bundle::{BundleClient, Siblings};
+use super::generation::{self, CompositionError, Fixed, Generation, ResourceEntry, ToolTarget};
+use super::results::{self, branded};
+use crate::failure::{Failure, FailureKind};
+use crate::member::Change;
+use crate::schema;
+use crate::tool::ToolOutput;
+use futures::{FutureExt, StreamExt};
+use rmcp::model::*;
+use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How long changes to one URI are gathered into one `updated` notification.
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// The server's `instructions`: none, a fixed text, or a function read at every `initialize`
+/// and every `server/discover` (an empty result is no `instructions` key).
+#[derive(Clone, Default)]
+pub enum Instructions {
+    /// No instructions.
+    #[default]
+    None,
+    /// A fixed text.
+    Text(String),
+    /// Read at every `initialize` and `server/discover`.
+    Dynamic(Arc<dyn Fn() -> String + Send + Sync>),
+}
+
+impl Instructions {
+    /// Instructions read from `f` each time a host asks.
+    pub fn dynamic(f: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Instructions::Dynamic(Arc::new(f))
+    }
+
+    fn read(&self) -> Option<String> {
+        let text = match self {
+            Instructions::None => return None,
+            Instructions::Text(t) => t.clone(),
+            Instructions::Dynamic(f) => f(),
+        };
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+impl From<&str> for Instructions {
+    fn from(s: &str) -> Self {
+        Instructions::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Instructions {
+    fn from(s: String) -> Self {
+        Instructions::Text(s)
+    }
+}
+
+/// Produces the live clients of the bundle; re-invoked after every reroster.
+pub type ClientFactory = Arc<dyn Fn() -> BundleClient + Send + Sync>;
+
+fn unpoison<T>(e: PoisonError<T>) -> T {
+    e.into_inner()
+}
+
+/// A name an earlier roster served, and the sibling that served it.
+struct Tombstone {
+    sibling: String,
+}
+
+pub(crate) struct Shared {
+    info: ServerConfig,
+    instructions: Instructions,
+    fixed: Fixed,
+    factory: ClientFactory,
+    generation: RwLock<Arc<Generation>>,
+    reroster: tokio::sync::Mutex<()>,
+    tombstones: Mutex<HashMap<String, Tombstone>>,
+    sessions: Mutex<Vec<Weak<SessionState>>>,
+    pub(crate) closed: CancellationToken,
+}
+
+impl Shared {
+    pub(crate) fn boot(
+        identity: Implementation,
+        instructions: Instructions,
+        fixed: Fixed,
+        siblings: Siblings,
+        factory: ClientFactory,
+    ) -> Result<Arc<Shared>, CompositionError> {
+        let generation = generation::compose(&fixed, siblings, factory())?;
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .build();
+        Ok(Arc::new(Shared {
+            info: ServerConfig::new(capabilities).with_server_info(identity),
+            instructions,
+            fixed,
+            factory,
+            generation: RwLock::new(Arc::new(generation)),
+            reroster: tokio::sync::Mutex::new(()),
+            tombstones: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(Vec::new()),
+            closed: CancellationToken::new(),
+        }))
+    }
+
+    /// The generation every request of this moment reads, whole.
+    pub(crate) fn current(&self) -> Arc<Generation> {
+        self.generation.read().unwrap_or_else(unpoison).clone()
+    }
+
+    pub(crate) async fn reroster(&self, siblings: Siblings) -> Result<Vec<String>, CompositionError> {
+        let _one_at_a_time = self.reroster.lock().await;
+        let next = Arc::new(generation::compose(&self.fixed, siblings, (self.factory)())?);
+        let previous = std::mem::replace(
+            &mut *self.generation.write().unwrap_or_else(unpoison),
+            next.clone(),
+        );
+        self.retire(&previous, &next);
+        for session in self.live_sessions() {
+            session.follow(&next).await;
+        }
+        Ok(next.sibling_keys())
+    }
+
+    /// Records a tombstone for every sibling name the previous roster served and this one
+    /// does not. Ownership is recorded here, never parsed back out of a name.
+    fn retire(&self, previous: &Generation, next: &Generation) {
+        let now = generation::served_names(next);
+        let mut tombstones = self.tombstones.lock().unwrap_or_else(unpoison);
+        for (name, owner) in generation::served_names(previous) {
+            if let Some(sibling) = owner
+                && !now.contains_key(&name)
+            {
+                tombstones.insert(name, Tombstone { sibling });
+            }
+        }
+    }
+
+    /// The refusal for a retired name, chosen at answer time.
+    fn tombstone(&self, what: &str, name: &str, generation: &Generation) -> Option<String> {
+        let tombstones = self.tombstones.lock().unwrap_or_else(unpoison);
+        let stone = tombstones.get(name).or_else(|| {
+            // An item URI retires with its collection's template.
+            let (collection, _) = name.rsplit_once('/')?;
+            tombstones.get(&format!("{collection}/"))
+        })?;
+        let why = if generation.siblings.contains_key(&stone.sibling) {
+            format!("the sibling \"{}\" no longer exposes it", stone.sibling)
+        } else {
+            format!(
+                "the sibling \"{}\" was dropped from this rooted bundle",
+                stone.sibling
+            )
+        };
+        Some(branded(&format!(
+            "{what} \"{name}\" is no longer served — {why} — re-read the list"
+        )))
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<SessionState>> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(unpoison);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    pub(crate) fn open_session(self: &Arc<Self>) -> Session {
+        let state = Arc::new(SessionState::default());
+        self.sessions
+            .lock()
+            .unwrap_or_else(unpoison)
+            .push(Arc::downgrade(&state));
+        Session {
+            shared: self.clone(),
+            state,
+        }
+    }
+}
+
+/// Where one subscription's notifications go.
+#[derive(Clone)]
+enum Notifier {
+    Legacy(Peer<RoleServer>),
+    Listen(SubscriptionSink),
+}
+
+impl Notifier {
+    /// Sends `updated`; false when the channel is gone for good.
+    async fn updated(&self, uri: &str) -> bool {
+        match self {
+            Notifier::Legacy(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.to_owned()))
+                .await
+                .is_ok(),
+            Notifier::Listen(sink) => sink.notify_resource_updated(uri.to_owned()).await.is_ok(),
+        }
+    }
+}
+
+/// One subscribed URI and the task that watches it.
+struct Watch {
+    notifier: Notifier,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+struct Listen {
+    sink: SubscriptionSink,
+    watches: HashMap<String, Watch>,
+}
+
+#[derive(Default)]
+pub(crate) struct SessionState {
+    legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    legacy: Mutex<HashMap<String, Watch>>,
+    listens: Mutex<HashMap<RequestId, Listen>>,
+}
+
+impl SessionState {
+    /// Moves this session onto a new generation: survivors' watches re-open on it, the rest
+    /// end, and the host is told both lists changed.
+    async fn follow(&self, generation: &Arc<Generation>) {
+        fn rewatch(watches: &mut HashMap<String, Watch>, generation: &Arc<Generation>) {
+            let old = std::mem::take(watches);
+            for (uri, watch) in old {
+                if let Some((entry, item)) = generation.resolve_uri(&uri) {
+                    let notifier = watch.notifier.clone();
+                    drop(watch);
+                    let task = spawn_watch(generation.clone(), entry, item, uri.clone(), notifier.clone());
+                    watches.insert(uri, Watch { notifier, task });
+                }
+            }
+        }
+        rewatch(&mut self.legacy.lock().unwrap_or_else(unpoison), generation);
+        let sinks: Vec<SubscriptionSink> = {
+            let mut listens = self.listens.lock().unwrap_or_else(unpoison);
+            listens
+                .values_mut()
+                .for_each(|l| rewatch(&mut l.watches, generation));
+            listens.values().map(|l| l.sink.clone()).collect()
+        };
+        let peer = self.legacy_peer.lock().unwrap_or_else(unpoison).clone();
+        if let Some(peer) = peer {
+            let _ = peer.notify_tool_list_changed().await;
+            let _ = peer.notify_resource_list_changed().await;
+        }
+        for sink in sinks {
+            if sink.accepted().tools_list_changed == Some(true) {
+                let _ = sink.notify_tool_list_changed().await;
+            }
+            if sink.accepted().resources_list_changed == Some(true) {
+                let _ = sink.notify_resource_list_changed().await;
+            }
+        }
+    }
+}
+
+/// Watches one URI on one generation and sends debounced `updated` notifications.
+fn spawn_watch(
+    generation: Arc<Generation>,
+    entry: ResourceEntry,
+    item: Option<String>,
+    uri: String,
+    notifier: Notifier,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let Ok(dispatch) = generation.bundle.dispatch_for(entry.owner.as_deref()) else {
+            return;
+        };
+        let Ok(changes) = dispatch.watch(entry.member).await else {
+            return;
+        };
+        let relevant = move |c: &Change| match (c, &item) {
+            (Change::Upserted { id } | Change::Removed { id }, Some(want)) => id == want,
+            (Change::Lagged(_), _) | (_, None) => true,
+            _ => false,
+        };
+        let mut changes = changes.filter(move |c| std::future::ready(relevant(c)));
+        while changes.next().await.is_some() {
+            // Gather what arrives within the window into this one notification.
+            tokio::time::sleep(DEBOUNCE).await;
+            while let Some(Some(_)) = changes.next().now_or_never() {}
+            if !notifier.updated(&uri).await {
+                return;
+            }
+        }
+    })
+}
+
+/// One connection's handler.
+#[derive(Clone)]
+pub(crate) struct Session {
+    shared: Arc<Shared>,
+    state: Arc<SessionState>,
+}
+
+fn unknown_resource(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(branded(&format!("unknown resource \"{uri}\"")), None)
+}
+
+fn read_error(uri: &str, f: Failure) -> ErrorData {
+    let message = branded(&format!("{uri}: {}", f.message));
+    match f.kind {
+        FailureKind::Unknown => ErrorData::resource_not_found(message, None),
+        FailureKind::InvalidInput { .. } => ErrorData::invalid_params(message, None),
+        _ => ErrorData::internal_error(message, None),
+    }
+}
+
+impl Session {
+    fn resolve(&self, uri: &str) -> Result<(Arc<Generation>, ResourceEntry, Option<String>), ErrorData> {
+        let generation = self.shared.current();
+        match generation.resolve_uri(uri) {
+            Some((entry, item)) => Ok((generation, entry, item)),
+            None => Err(match self.shared.tombstone("resource", uri, &generation) {
+                Some(message) => ErrorData::invalid_params(message, None),
+                None => unknown_resource(uri),
+            }),
+        }
+    }
+
+    async fn run_tool(
+        &self,
+        generation: &Generation,
+        target: &ToolTarget,
+        input: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, Failure> {
+        match target {
+            ToolTarget::Procedure { owner, procedure } => {
+                let dispatch = generation.bundle.dispatch_for(owner.as_deref())?;
+                dispatch.call(procedure, input).await.map(ToolOutput::Value)
+            }
+            ToolTarget::Bespoke { owner, tool } => {
+                let dispatch = generation.bundle.dispatch_for(owner.as_deref())?;
+                tool.invoke(input, dispatch, cancel).await
+            }
+            ToolTarget::Root { tool } => tool.invoke(input, generation.bundle.clone(), cancel).await,
+        }
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = self.shared.instructions.read();
+        *self.state.legacy_peer.lock().unwrap_or_else(unpoison) = Some(context.peer.clone());
+        Ok(result)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        result.instructions = self.shared.instructions.read();
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.shared.current().tool_list.to_vec(),
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.shared.current().resource_list.to_vec(),
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            self.shared.current().template_list.to_vec(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let (generation, entry, item) = self.resolve(&uri)?;
+        let dispatch = generation
+            .bundle
+            .dispatch_for(entry.owner.as_deref())
+            .map_err(|f| read_error(&uri, f))?;
+        let value = match &item {
+            None => dispatch.read(entry.member).await,
+            Some(id) => dispatch.read_item(entry.member, id).await,
+        }
+        .map_err(|f| read_error(&uri, f))?;
+        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("<unprintable: {e}>"));
+        let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = request.uri;
+        let (generation, entry, item) = self.resolve(&uri)?;
+        let notifier = Notifier::Legacy(context.peer.clone());
+        let task = spawn_watch(generation, entry, item, uri.clone(), notifier.clone());
+        self.state
+            .legacy
+            .lock()
+            .unwrap_or_else(unpoison)
+            .insert(uri, Watch { notifier, task });
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.state
+            .legacy
+            .lock()
+            .unwrap_or_else(unpoison)
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        let mut watches = HashMap::new();
+        for uri in context.accepted().resource_subscriptions.iter().flatten() {
+            let (generation, entry, item) = self.resolve(uri)?;
+            let notifier = Notifier::Listen(sink.clone());
+            let task = spawn_watch(generation, entry, item, uri.clone(), notifier.clone());
+            watches.insert(uri.clone(), Watch { notifier, task });
+        }
+        self.state
+            .listens
+            .lock()
+            .unwrap_or_else(unpoison)
+            .insert(id.clone(), Listen { sink, watches });
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = self.shared.closed.cancelled() => {}
+        }
+        self.state.listens.lock().unwrap_or_else(unpoison).remove(&id);
+        Ok(())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let generation = self.shared.current();
+        let name = request.name.as_ref();
+        let Some(entry) = generation.tools.get(name) else {
+            return match self.shared.tombstone("tool", name, &generation) {
+                Some(message) => Ok(results::failure(Failure::new(FailureKind::Unknown, message)).into()),
+                None => Err(ErrorData::invalid_params(
+                    branded(&format!("unknown tool \"{name}\"")),
+                    None,
+                )),
+            };
+        };
+        let answer = match schema::unwrap_input(&entry.input, request.arguments) {
+            Ok(input) => {
+                self.run_tool(&generation, &entry.target, input, context.ct.clone())
+                    .await
+            }
+            Err(e) => Err(Failure::new(
+                FailureKind::InvalidInput {
+                    field: e.field.clone(),
+                },
+                format!("invalid argument `{}`: {}", e.field, e.message),
+            )),
+        };
+        Ok(match answer {
+            Ok(output) => results::success(output),
+            Err(failure) => results::failure(failure),
+        }
+        .into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        // A known method whose params did not parse lands here too: say so, not "not found".
+        const KNOWN: &[&str] = &[
+            "tools/call",
+            "tools/list",
+            "resources/read",
+            "resources/list",
+            "resources/templates/list",
+            "resources/subscribe",
+            "resources/unsubscribe",
+            "subscriptions/listen",
+        ];
+        if KNOWN.contains(&request.method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                branded(&format!("malformed params for {}", request.method)),
+                None,
+            ));
+        }
+        Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None))
+    }
+}

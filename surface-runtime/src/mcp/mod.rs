@@ -1,0 +1,207 @@
+//! The MCP face: serve a rooted bundle of surfaces to agents over the Model Context Protocol.
+//!
+//! [`McpServer`] takes a core (`Member::new(EXPOSE)`), keyed siblings, bundle-root tools, a
+//! client factory, the server's identity and `instructions`, composes them into one immutable
+//! generation and answers [`ServedMcp`]: serve connections (stdio, or any reader/writer pair),
+//! [`ServedMcp::reroster`] the siblings live, [`ServedMcp::close`].
+//!
+//! Names on the wire: a cell `k` is `surface://cells/k` (on sibling `t`: `surface://cells/t/k`),
+//! a collection adds the template `surface://collections/k/{id}`, a procedure `ns.verb` is the
+//! tool `ns_verb` (`t_ns_verb`), a sibling's bespoke tool `t_name`, a root tool stays bare.
+//!
+//! ```no_run
+//! # use surface_runtime::mcp::{McpServer, Member, BundleClient};
+//! # async fn run<S: surface_runtime::Surface>(expose: surface_runtime::Expose<S>, client: S::Client) {
+//! let served = McpServer::new("ops", "1.0.0")
+//!     .instructions("Everything here is about processes, not files.")
+//!     .core(Member::new(expose))
+//!     .client(move || BundleClient::with_core(client.clone()))
+//!     .start()
+//!     .expect("the bundle composes");
+//! served.serve_stdio().await.expect("stdio serves");
+//! # }
+//! ```
+
+mod bundle;
+mod generation;
+mod handler;
+mod results;
+mod stdio;
+
+pub use bundle::{BundleClient, Member, RootTools, Siblings};
+pub use generation::{CompositionError, resource_uri, scoped_tool_name};
+pub use handler::{ClientFactory, Instructions};
+pub use results::{BRAND, branded, normalize};
+
+use crate::tool::BespokeTool;
+use generation::Fixed;
+use handler::Shared;
+use rmcp::ServiceExt;
+use rmcp::model::Implementation;
+use std::fmt;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// Builds an MCP server over a rooted bundle.
+#[must_use = "call `.start()` to compose and serve"]
+pub struct McpServer {
+    identity: Implementation,
+    instructions: Instructions,
+    core: Option<bundle::Member>,
+    siblings: Siblings,
+    root_tools: RootTools,
+    factory: Option<ClientFactory>,
+}
+
+impl McpServer {
+    /// A server that calls itself `name` at `version` on the wire.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        McpServer {
+            identity: Implementation::new(name.into(), version.into()),
+            instructions: Instructions::None,
+            core: None,
+            siblings: Siblings::new(),
+            root_tools: RootTools::new(),
+            factory: None,
+        }
+    }
+
+    /// The `instructions` hosts read at `initialize` / `server/discover`.
+    pub fn instructions(mut self, instructions: impl Into<Instructions>) -> Self {
+        self.instructions = instructions.into();
+        self
+    }
+
+    /// The unprefixed core.
+    pub fn core(mut self, core: Member) -> Self {
+        self.core = Some(core);
+        self
+    }
+
+    /// Adds a sibling under `key`.
+    pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
+        self.siblings.insert(key.into(), sibling);
+        self
+    }
+
+    /// Sets every sibling at once.
+    pub fn siblings(mut self, siblings: Siblings) -> Self {
+        self.siblings = siblings;
+        self
+    }
+
+    /// Adds a bundle-root tool (bare-named, handed the whole bundle).
+    pub fn root_tool<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
+        self.root_tools = self.root_tools.with(tool);
+        self
+    }
+
+    /// The factory of live clients, re-invoked after every reroster (so it must read the
+    /// host's current roster rather than close over one).
+    pub fn client(mut self, factory: impl Fn() -> BundleClient + Send + Sync + 'static) -> Self {
+        self.factory = Some(Arc::new(factory));
+        self
+    }
+
+    /// Composes the bundle (refusing it with every problem named) and makes it servable.
+    pub fn start(self) -> Result<ServedMcp, CompositionError> {
+        let factory = self.factory.unwrap_or_else(|| Arc::new(BundleClient::new));
+        let fixed = Fixed {
+            core: self.core,
+            root_tools: self.root_tools,
+        };
+        let shared = Shared::boot(self.identity, self.instructions, fixed, self.siblings, factory)?;
+        Ok(ServedMcp { shared })
+    }
+}
+
+/// Why serving a connection failed.
+#[derive(Debug)]
+pub struct ServeError(String);
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "surface-mcp: {}", self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// A served bundle: open connections on it, reroster it, close it. Cheap to clone.
+#[derive(Clone)]
+pub struct ServedMcp {
+    shared: Arc<Shared>,
+}
+
+/// One live connection.
+pub struct Connection {
+    running: rmcp::service::RunningService<rmcp::RoleServer, handler::Session>,
+}
+
+impl Connection {
+    /// Waits until the peer goes away or the server closes.
+    pub async fn waiting(self) -> Result<(), ServeError> {
+        self.running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| ServeError(e.to_string()))
+    }
+
+    /// Ends the connection.
+    pub async fn cancel(self) -> Result<(), ServeError> {
+        self.running
+            .cancel()
+            .await
+            .map(drop)
+            .map_err(|e| ServeError(e.to_string()))
+    }
+}
+
+impl ServedMcp {
+    /// Serves one connection over a reader/writer pair (e.g. the halves of `tokio::io::duplex`),
+    /// answering once the peer has opened it (`initialize` or a 2026-07-28 request).
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> Result<Connection, ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let session = self.shared.open_session();
+        let running = session
+            .serve_with_ct((reader, writer), self.shared.closed.child_token())
+            .await
+            .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;
+        Ok(Connection { running })
+    }
+
+    /// Serves stdio until the peer closes it. Stdout carries only JSON-RPC from here on:
+    /// file descriptor 1 is pointed at stderr, and logs go to stderr through `tracing`.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .try_init();
+        let (reader, writer) =
+            stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
+        self.serve(reader, writer).await?.waiting().await
+    }
+
+    /// Replaces the siblings whole (the core and root tools never move): re-composes, swaps
+    /// one generation atomically, re-dials the client factory, re-opens surviving
+    /// subscriptions and ends the rest, and notifies every session that both lists changed.
+    /// A refused roster leaves the served bundle exactly as it was. Answers the new keys.
+    pub async fn reroster(&self, siblings: Siblings) -> Result<Vec<String>, CompositionError> {
+        self.shared.reroster(siblings).await
+    }
+
+    /// The sibling keys served now.
+    pub fn sibling_keys(&self) -> Vec<String> {
+        self.shared.current().sibling_keys()
+    }
+
+    /// Closes every connection and subscription.
+    pub fn close(&self) {
+        self.shared.closed.cancel();
+    }
+}

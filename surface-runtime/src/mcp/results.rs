@@ -1,0 +1,105 @@
+//! Tool results and failures, as MCP answers.
+//!
+//! A success carries `structuredContent` and the same value as pretty JSON text, both read off
+//! one serialization; a non-object travels as `{"value": …}`. A failure is an answer too
+//! (`isError: true`), branded `surface-mcp: ` exactly once, with a refusal's detail as
+//! `structuredContent` through the same normalization.
+
+use crate::failure::Failure;
+use crate::tool::{OkImage, ToolOutput};
+use base64::Engine;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
+
+/// The brand every message the adapter writes carries, once.
+pub const BRAND: &str = "surface-mcp: ";
+
+/// `message` with the brand in front, unless it already has it.
+pub fn branded(message: &str) -> String {
+    if message.starts_with(BRAND) {
+        message.to_owned()
+    } else {
+        format!("{BRAND}{message}")
+    }
+}
+
+/// An object as itself; anything else under `value` (MCP types the structured arm as an object).
+pub fn normalize(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(o) => o,
+        other => Map::from_iter([("value".to_owned(), other)]),
+    }
+}
+
+fn pretty(structured: &Map<String, Value>) -> String {
+    serde_json::to_string_pretty(structured).unwrap_or_else(|e| format!("<unprintable: {e}>"))
+}
+
+/// A successful tool answer.
+pub fn success(output: ToolOutput) -> CallToolResult {
+    match output {
+        ToolOutput::Value(v) => {
+            let structured = normalize(v);
+            let mut r = CallToolResult::success(vec![ContentBlock::text(pretty(&structured))]);
+            r.structured_content = Some(Value::Object(structured));
+            r
+        }
+        ToolOutput::Image(OkImage { bytes, mime, detail }) => {
+            let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+            let mut r = CallToolResult::success(vec![ContentBlock::image(data, mime)]);
+            r.structured_content = Some(Value::Object(normalize(detail)));
+            r
+        }
+    }
+}
+
+/// A failed tool answer: `isError`, the branded message, and the detail when there is one.
+pub fn failure(f: Failure) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(branded(&f.message))]);
+    r.structured_content = f.detail.map(|d| Value::Object(normalize(d)));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::failure::FailureKind;
+    use serde_json::json;
+
+    #[test]
+    fn scalars_travel_wrapped_and_text_matches() {
+        let r = success(ToolOutput::Value(json!(3)));
+        assert_eq!(r.structured_content, Some(json!({"value": 3})));
+        assert_eq!(r.content[0].as_text().unwrap().text, "{\n  \"value\": 3\n}");
+        assert_eq!(r.is_error, Some(false));
+    }
+
+    #[test]
+    fn brand_is_applied_once() {
+        let f = Failure::new(FailureKind::Error, "surface-mcp: already");
+        assert_eq!(
+            failure(f).content[0].as_text().unwrap().text,
+            "surface-mcp: already"
+        );
+        let f = Failure {
+            message: "no".into(),
+            detail: Some(json!([1])),
+            kind: FailureKind::Refused,
+        };
+        let r = failure(f);
+        assert_eq!(r.content[0].as_text().unwrap().text, "surface-mcp: no");
+        assert_eq!(r.structured_content, Some(json!({"value": [1]})));
+        assert_eq!(r.is_error, Some(true));
+    }
+
+    #[test]
+    fn images_carry_bytes_once() {
+        let r = success(ToolOutput::Image(crate::ok_image(
+            vec![1, 2, 3],
+            "image/png",
+            json!({"w": 1}),
+        )));
+        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.structured_content, Some(json!({"w": 1})));
+    }
+}

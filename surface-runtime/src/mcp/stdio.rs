@@ -1,0 +1,54 @@
+//! The stdio transport, with stdout kept for JSON-RPC alone.
+//!
+//! At start-up the real stdout is duplicated for the protocol and file descriptor 1 is pointed
+//! at stderr, so a stray `println!` (ours, the user's or a dependency's) lands on stderr and
+//! cannot corrupt the stream. Pipes are driven without the blocking pool where possible.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The protocol's reader and writer.
+pub(crate) type Io = (
+    Box<dyn AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+);
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// Takes stdin and the real stdout for the protocol, and points fd 1 at stderr.
+pub(crate) fn take() -> io::Result<Io> {
+    // SAFETY: plain descriptor calls; each new descriptor is owned exactly once below.
+    let (protocol_out, protocol_in) = unsafe {
+        let out = cvt(libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3))?;
+        cvt(libc::dup2(2, 1))?;
+        let input = cvt(libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3))?;
+        (OwnedFd::from_raw_fd(out), OwnedFd::from_raw_fd(input))
+    };
+    let reader: Box<dyn AsyncRead + Send + Unpin> = if is_fifo(&protocol_in) {
+        Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(protocol_in)?)
+    } else {
+        drop(protocol_in);
+        Box::new(tokio::io::stdin())
+    };
+    let writer: Box<dyn AsyncWrite + Send + Unpin> = if is_fifo(&protocol_out) {
+        Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(protocol_out)?)
+    } else {
+        Box::new(tokio::fs::File::from_std(std::fs::File::from(protocol_out)))
+    };
+    Ok((reader, writer))
+}
+
+fn is_fifo(fd: &OwnedFd) -> bool {
+    // SAFETY: fstat writes into the zeroed struct we own.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd.as_raw_fd(), &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO
+    }
+}
