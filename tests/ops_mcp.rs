@@ -1,0 +1,335 @@
+//! The ops example served over MCP in-process, driven by rmcp's client in both protocol eras.
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
+
+use common::{ERAS, Era, Heard, connect, empty, rpc_error, text};
+use rmcp::model::ErrorCode;
+use serde_json::json;
+use std::sync::Arc;
+use surface::mcp::ServedMcp;
+
+fn serve() -> (Arc<ops::Ops>, ServedMcp) {
+    let surface = Arc::new(ops::Ops::new());
+    let served = ops::mcp_server(surface.clone())
+        .start()
+        .expect("the ops bundle composes");
+    (surface, served)
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("SURFACE_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (bless with SURFACE_BLESS=1)"));
+    assert_eq!(actual, expected, "{name} differs from its golden file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identity_capabilities_and_instructions_in_both_eras() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        let info = client.service.peer_info().expect("server info");
+        let server = serde_json::to_value(&info).unwrap();
+        assert_eq!(server["serverInfo"]["name"], "ops", "{era:?}: {server}");
+        assert_eq!(server["instructions"], ops::INSTRUCTIONS, "{era:?}");
+        assert_eq!(server["capabilities"]["tools"]["listChanged"], true, "{era:?}");
+        assert_eq!(server["capabilities"]["resources"]["subscribe"], true, "{era:?}");
+        assert_eq!(
+            server["capabilities"]["resources"]["listChanged"], true,
+            "{era:?}"
+        );
+        let version = server["protocolVersion"].as_str().unwrap().to_owned();
+        match era {
+            Era::Legacy => assert!(version.as_str() < "2026-07-28", "{version}"),
+            Era::Modern => assert_eq!(version, "2026-07-28"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_exposes_exactly_the_map_with_annotations() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        let tools = client.service.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(
+            names,
+            ["proc_spawn", "proc_kill", "load_sample", "count"],
+            "{era:?}"
+        );
+        let by_name = |n: &str| serde_json::to_value(tools.iter().find(|t| t.name == n).unwrap()).unwrap();
+        assert_eq!(
+            by_name("load_sample")["annotations"],
+            json!({"readOnlyHint": true, "destructiveHint": false})
+        );
+        assert_eq!(
+            by_name("load_sample")["inputSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(by_name("count")["title"], "Count processes");
+        assert!(by_name("proc_spawn").get("outputSchema").is_none());
+        let entries = json!([by_name("proc_spawn"), by_name("proc_kill")]);
+        golden(
+            "ops_tools_list.json",
+            &(serde_json::to_string_pretty(&entries).unwrap() + "\n"),
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_and_templates_follow_the_naming_table() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        let resources = client.service.list_all_resources().await.unwrap();
+        let listed: Vec<(String, String)> = resources
+            .iter()
+            .map(|r| (r.uri.clone(), r.name.clone()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("surface://cells/load", "load"),
+                ("surface://collections/processes", "processes"),
+                ("surface://streams/log", "log"),
+                ("surface://events/autosave", "autosave"),
+            ]
+            .map(|(u, n)| (u.to_owned(), n.to_owned())),
+            "{era:?}"
+        );
+        assert!(
+            resources
+                .iter()
+                .all(|r| r.mime_type.as_deref() == Some("application/json"))
+        );
+        let templates = client.service.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates.len(), 1);
+        assert_eq!(templates[0].uri_template, "surface://collections/processes/{id}");
+        assert_eq!(templates[0].name, "processes");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_answer_json_per_kind() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        assert_eq!(
+            client.read("surface://cells/load").await.unwrap(),
+            json!({"cpu": 0.0, "procs": 2})
+        );
+        assert_eq!(
+            client.read("surface://collections/processes").await.unwrap(),
+            json!([1, 2])
+        );
+        assert_eq!(
+            client.read("surface://collections/processes/2").await.unwrap(),
+            json!({"pid": 2, "name": "shell", "state": "running"})
+        );
+        assert_eq!(
+            client.read("surface://events/autosave").await.unwrap(),
+            json!(null)
+        );
+        assert_eq!(client.read("surface://streams/log").await.unwrap(), json!([]));
+
+        let absent = rpc_error(
+            client
+                .read("surface://collections/processes/42")
+                .await
+                .unwrap_err(),
+        );
+        assert!(
+            absent.message.contains("\"42\" is present") || absent.message.contains("not present"),
+            "{absent:?}"
+        );
+        assert!(absent.message.starts_with("surface-mcp: "), "{absent:?}");
+        let bad_key = rpc_error(
+            client
+                .read("surface://collections/processes/abc")
+                .await
+                .unwrap_err(),
+        );
+        assert!(bad_key.message.contains("abc"), "{bad_key:?}");
+        let unknown = rpc_error(client.read("surface://cells/nope").await.unwrap_err());
+        assert!(unknown.message.contains("surface://cells/nope"), "{unknown:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_reads_its_snapshot_after_writes() {
+    let (_, served) = serve();
+    let client = connect(&served, Era::Legacy).await;
+    client.call_ok("proc_spawn", json!({"name": "vim"})).await;
+    assert_eq!(
+        client.read("surface://streams/log").await.unwrap(),
+        json!(["spawned vim as 3"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_answer_structured_and_text_from_one_serialization() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        let r = client.call("proc_spawn", json!({"name": "vim"})).await.unwrap();
+        let structured = r.structured_content.clone().unwrap();
+        assert_eq!(structured["name"], "vim");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text(&r)).unwrap(),
+            structured
+        );
+        assert_eq!(text(&r), serde_json::to_string_pretty(&structured).unwrap());
+
+        // A bare integer travels under `value`.
+        let count = client.call_ok("count", json!({"state": "running"})).await;
+        assert!(count["value"].as_u64().unwrap() >= 3, "{count}");
+        let load = client.call_ok("load_sample", empty()).await;
+        assert!(load["procs"].as_u64().unwrap() >= 3);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_answers() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        let r = client.call("proc_kill", json!({"pid": 4242})).await.unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"kind": "no-such-process", "pid": 4242}))
+        );
+        assert_eq!(text(&r), "surface-mcp: there is no process 4242");
+
+        let bad = client.call("proc_kill", json!({"pid": "one"})).await.unwrap();
+        assert_eq!(bad.is_error, Some(true));
+        assert!(text(&bad).contains("`pid`"), "{}", text(&bad));
+        assert_eq!(text(&bad).matches("surface-mcp: ").count(), 1);
+
+        let missing = client.call("proc_spawn", empty()).await.unwrap();
+        assert_eq!(missing.is_error, Some(true));
+        assert!(text(&missing).contains("`name`"), "{}", text(&missing));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unexposed_procedures_answer_like_names_never_served() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        for name in ["proc_configure", "proc.configure", "configure", "never_served"] {
+            let e = rpc_error(client.call(name, json!({"pid": 1, "nice": 0})).await.unwrap_err());
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{era:?} {name}");
+            assert_eq!(e.message, format!("surface-mcp: unknown tool \"{name}\""));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_then_spawn_moves_load_and_processes() {
+    let (surface, served) = serve();
+    let client = connect(&served, Era::Modern).await;
+    assert_eq!(
+        client.call_ok("proc_kill", json!({"pid": 2})).await,
+        json!({"ok": true})
+    );
+    assert_eq!(surface.processes.keys(), vec![1]);
+    assert_eq!(client.read("surface://cells/load").await.unwrap()["procs"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_receive_updated_after_a_write_in_both_eras() {
+    for era in ERAS {
+        let (_, served) = serve();
+        let mut client = connect(&served, era).await;
+        client.subscribe("surface://collections/processes").await.unwrap();
+        client.subscribe("surface://cells/load").await.unwrap();
+        client
+            .subscribe("surface://collections/processes/1")
+            .await
+            .unwrap();
+        client.call_ok("proc_spawn", json!({"name": "top"})).await;
+        let mut heard = Vec::new();
+        while let Some(h) = client.next_heard(2).await {
+            heard.push(h);
+            if heard.len() == 2 {
+                break;
+            }
+        }
+        heard.sort_by_key(|h| format!("{h:?}"));
+        assert_eq!(
+            heard,
+            [
+                Heard::Updated("surface://cells/load".into()),
+                Heard::Updated("surface://collections/processes".into()),
+            ],
+            "{era:?}: one debounced `updated` per URI; the untouched item stays quiet"
+        );
+        // Several writes inside the window coalesce into one notification.
+        for name in ["a", "b", "c"] {
+            client.call_ok("proc_spawn", json!({"name": name})).await;
+        }
+        let mut burst = Vec::new();
+        while let Some(h) = client.next_heard(1).await {
+            burst.push(h);
+        }
+        assert_eq!(burst.len(), 2, "{era:?}: {burst:?}");
+        // The item's own URI hears a change to that item.
+        client.call_ok("proc_kill", json!({"pid": 1})).await;
+        let mut after_kill = Vec::new();
+        while let Some(h) = client.next_heard(1).await {
+            after_kill.push(h);
+        }
+        assert!(
+            after_kill.contains(&Heard::Updated("surface://collections/processes/1".into())),
+            "{after_kill:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_and_event_subscriptions_hear_chunks_and_occurrences() {
+    let (surface, served) = serve();
+    for era in ERAS {
+        let mut client = connect(&served, era).await;
+        client.subscribe("surface://streams/log").await.unwrap();
+        client.subscribe("surface://events/autosave").await.unwrap();
+        surface.autosave.publish(ops::Saved { procs: 2 });
+        surface.log.push("by hand".into());
+        let mut heard = vec![client.next_heard(2).await, client.next_heard(2).await];
+        heard.sort_by_key(|h| format!("{h:?}"));
+        assert_eq!(
+            heard,
+            [
+                Some(Heard::Updated("surface://events/autosave".into())),
+                Some(Heard::Updated("surface://streams/log".into()))
+            ],
+            "{era:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribing_to_an_unknown_uri_is_refused_by_name() {
+    let (_, served) = serve();
+    let legacy = connect(&served, Era::Legacy).await;
+    let e = rpc_error(legacy.subscribe("surface://cells/nope").await.unwrap_err());
+    assert!(e.message.contains("surface://cells/nope"), "{e:?}");
+
+    let mut modern = connect(&served, Era::Modern).await;
+    match modern.subscribe("surface://cells/nope").await {
+        Err(e) => assert!(e.to_string().contains("surface://cells/nope"), "{e}"),
+        Ok(()) => match modern.next_heard(2).await {
+            Some(Heard::Ended(message)) => assert!(message.contains("surface://cells/nope"), "{message}"),
+            other => panic!("expected the listen stream to end with a refusal, got {other:?}"),
+        },
+    }
+}
