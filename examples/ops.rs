@@ -219,7 +219,7 @@ pub const INSTRUCTIONS: &str = "Everything here is about processes, not files.";
 pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
     McpServer::new("ops", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
-        .core(Member::new(EXPOSE).tool(count))
+        .core(Member::new(EXPOSE).tool(CountTool))
         .client(move || BundleClient::with_core(OpsClient::direct(ops.clone())))
 }
 

@@ -25,6 +25,23 @@ pub fn client(surface: &Ident) -> Ident {
     format_ident!("{}Client", surface)
 }
 
+/// `count` → `CountTool`, `spawn_and_wait` → `SpawnAndWaitTool`
+pub fn tool(function: &Ident) -> Ident {
+    let camel: String = function
+        .to_string()
+        .trim_start_matches("r#")
+        .split('_')
+        .map(|seg| {
+            let mut chars = seg.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect();
+    format_ident!("{}Tool", camel, span = function.span())
+}
+
 /// `Ops` → `OpsProcedures`
 pub fn procedures(surface: &Ident) -> Ident {
     format_ident!("{}Procedures", surface)

@@ -3,11 +3,14 @@
 //! Accepts `#[tool(mutates | read_only, title = "…", render = image)]` on
 //! `async fn name([args: A,] client: &C [, cancel: CancellationToken]) -> Result<T, E>`.
 //! Pipeline: parse the attribute with darling and the signature with syn → validate → expand
-//! a unit struct named like the function that implements `BespokeTool<Client = C>`; the body
-//! stays callable as `name::call(…)`. On error the function is emitted unchanged.
+//! the function unchanged plus a unit struct `NameTool` (`count` → `CountTool`) implementing
+//! `BespokeTool<Client = C>` by calling it. A companion type, rather than turning the function
+//! into a unit struct, keeps `count` an ordinary function and never shadows a `let count`
+//! binding. On error the function is emitted unchanged.
 
 use crate::docs::doc_text;
 use crate::errors::{Errors, unknown_word};
+use crate::names;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use darling::util::Flag;
@@ -85,9 +88,12 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
 }
 
 struct Params {
-    args: Option<(syn::Pat, Type)>,
-    client: (syn::Pat, Type),
-    cancel: Option<(syn::Pat, Type)>,
+    /// The input type, when the tool takes one.
+    args: Option<Type>,
+    /// The client type (behind the reference).
+    client: Type,
+    /// Whether the tool takes the cancellation token.
+    cancel: bool,
 }
 
 fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
@@ -126,9 +132,9 @@ fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
         unreachable!()
     };
     Some(Params {
-        args: (at == 1).then(|| ((*typed[0].pat).clone(), (*typed[0].ty).clone())),
-        client: ((*typed[at].pat).clone(), (*r.elem).clone()),
-        cancel: typed.get(at + 1).map(|t| ((*t.pat).clone(), (*t.ty).clone())),
+        args: (at == 1).then(|| (*typed[0].ty).clone()),
+        client: (*r.elem).clone(),
+        cancel: typed.len() > at + 1,
     })
 }
 
@@ -136,56 +142,50 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     let vis = &item.vis;
     let ident = &item.sig.ident;
     let name = ident.to_string();
+    let tool = names::tool(ident);
     let doc = doc_text(&item.attrs);
-    let attrs = &item.attrs;
-    let body = &item.block;
     let mutates = !args.read_only.is_present();
     let title = match &args.title {
         Some(t) => quote!(::core::option::Option::Some(#t)),
         None => quote!(::core::option::Option::None),
     };
-    let (client_pat, client_ty) = &params.client;
-    let (cancel_pat, cancel_ty) = params.cancel.clone().unwrap_or_else(|| {
-        (
-            syn::parse_quote!(_cancel),
-            syn::parse_quote!(::surface::CancellationToken),
-        )
-    });
-    let (input_schema, decode, args_param, args_pass) = match &params.args {
-        Some((pat, ty)) => (
+    let client_ty = &params.client;
+    let (input_schema, decode, args_pass) = match &params.args {
+        Some(ty) => (
             quote!(::surface::__private::input_schema_of::<#ty>),
             quote!(let args = ::surface::__private::decode_input::<#ty>(args)?;),
-            quote!(#pat: #ty,),
             quote!(args,),
         ),
         None => (
             quote!(::surface::__private::no_input_schema),
             quote!(let _ = args;),
             quote!(),
-            quote!(),
         ),
+    };
+    let cancel_pass = if params.cancel { quote!(, cancel) } else { quote!() };
+    let cancel_unused = if params.cancel {
+        quote!()
+    } else {
+        quote!(let _ = cancel;)
     };
     let input_assert = params
         .args
         .as_ref()
-        .map(|(_, ty)| quote_spanned!(ty.span()=> ::surface::__private::assert_input::<#ty>();));
+        .map(|ty| quote_spanned!(ty.span()=> ::surface::__private::assert_input::<#ty>();));
     let render_assert = args
         .render
         .as_ref()
         .map(|r| quote_spanned!(r.span()=> ::surface::__private::assert_renders_image::<#output>();));
     let output_assert =
         quote_spanned!(output.span()=> ::surface::__private::assert_tool_result::<#output>(););
-    let struct_doc = if doc.is_empty() {
-        format!("The bespoke tool `{name}`.")
-    } else {
-        doc.clone()
-    };
+    let struct_doc = format!("The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`).");
 
     quote! {
+        #item
+
         #[doc = #struct_doc]
-        #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #ident;
+        #vis struct #tool;
 
         const _: () = {
             #input_assert
@@ -193,13 +193,8 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
             #render_assert
         };
 
-        impl #ident {
-            #(#attrs)*
-            pub async fn call(#args_param #client_pat: &#client_ty, #cancel_pat: #cancel_ty) -> #output #body
-        }
-
         #[automatically_derived]
-        impl ::surface::BespokeTool for #ident {
+        impl ::surface::BespokeTool for #tool {
             type Client = #client_ty;
 
             fn descriptor(&self) -> &'static ::surface::ToolDescriptor {
@@ -221,7 +216,8 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
             ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::ToolOutput, ::surface::Failure>> {
                 ::surface::__private::FutureExt::boxed(async move {
                     #decode
-                    ::surface::__private::ToolResult::into_output(Self::call(#args_pass client, cancel).await)
+                    #cancel_unused
+                    ::surface::__private::ToolResult::into_output(#ident(#args_pass client #cancel_pass).await)
                 })
             }
         }

@@ -1,0 +1,239 @@
+//! A rooted bundle: a core beside keyed tenant siblings whose roster changes live.
+//!
+//! `cargo run --example bundle` serves it over MCP on stdio. The root tools `roster_set` and
+//! `roster_narrow` move the roster; agents then get `list_changed`, and names a past roster
+//! served are refused by name.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, OnceLock};
+use surface::mcp::{BundleClient, CompositionError, McpServer, Member, ServedMcp, Siblings};
+use surface::{Expose, Failure, FailureKind, expose, surface, tool};
+
+/// The core: what every generation of this bundle serves.
+#[surface]
+pub struct Core {
+    /// A greeting.
+    #[cell]
+    pub banner: String,
+}
+
+#[surface]
+impl Core {
+    /// Who answers: the core.
+    #[procedure("who.get")]
+    pub async fn who(&self) -> Result<String, Infallible> {
+        Ok("core".to_owned())
+    }
+}
+
+/// One tenant, served as a sibling under its name.
+#[surface]
+pub struct Tenant {
+    /// How many entries the tenant has.
+    #[cell]
+    pub entries: u32,
+    /// The tenant's rows.
+    #[collection(key = String)]
+    pub rows: String,
+    name: String,
+}
+
+impl Tenant {
+    /// A tenant called `name`, with one row `"<name>-row"` → `"<name>"`.
+    pub fn new(name: &str) -> Self {
+        Tenant {
+            entries: surface::Cell::new(1),
+            rows: [(format!("{name}-row"), name.to_owned())].into_iter().collect(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+#[surface]
+impl Tenant {
+    /// Runs the tenant's operation; answers the tenant's name.
+    #[procedure("ops.run")]
+    pub async fn run(&self) -> Result<String, Infallible> {
+        Ok(self.name.clone())
+    }
+}
+
+/// Where am I? Answers the tenant's name.
+#[tool(read_only)]
+pub async fn here(client: &TenantClient) -> Result<String, Failure> {
+    client.ops().run().await
+}
+
+/// What a tenant exposes normally.
+pub const TENANT: Expose<Tenant> = expose!(Tenant {
+    entries: resource,
+    rows: resource,
+    "ops.run": tool(read_only),
+});
+
+/// What a narrowed tenant exposes.
+pub const NARROW: Expose<Tenant> = expose!(Tenant { "ops.run": tool(read_only) });
+
+/// What the core exposes.
+pub const CORE: Expose<Core> = expose!(Core { banner: resource, "who.get": tool(read_only) });
+
+/// The host: the live tenants and the served bundle it rerosters.
+#[derive(Default)]
+pub struct Host {
+    tenants: Mutex<BTreeMap<String, Arc<Tenant>>>,
+    narrowed: Mutex<BTreeSet<String>>,
+    served: OnceLock<ServedMcp>,
+}
+
+impl Host {
+    /// The roster entry of every tenant standing now.
+    pub fn siblings(&self) -> Siblings {
+        let narrowed = self.narrowed.lock().unwrap();
+        let tenants = self.tenants.lock().unwrap();
+        tenants
+            .keys()
+            .map(|k| {
+                let member = if narrowed.contains(k) {
+                    Member::new(NARROW)
+                } else {
+                    Member::new(TENANT).tool(HereTool)
+                };
+                (k.clone(), member)
+            })
+            .collect()
+    }
+
+    /// The tenant standing under `key`, if any.
+    pub fn tenant(&self, key: &str) -> Option<Arc<Tenant>> {
+        self.tenants.lock().unwrap().get(key).cloned()
+    }
+
+    /// The live clients of the tenants standing now (the factory re-reads this every time).
+    pub fn clients(self: &Arc<Self>, core: &Arc<Core>) -> BundleClient {
+        let mut bundle = BundleClient::with_core(CoreClient::direct(core.clone())).with_host(self.clone());
+        for (k, t) in self.tenants.lock().unwrap().iter() {
+            bundle = bundle.sibling(k.clone(), TenantClient::direct(t.clone()));
+        }
+        bundle
+    }
+
+    /// Rerosters to exactly `keys`, creating tenants that do not exist yet. A refused roster
+    /// leaves both the host and the served bundle as they were.
+    pub async fn set(&self, keys: &[String]) -> Result<Vec<String>, CompositionError> {
+        let before = {
+            let mut tenants = self.tenants.lock().unwrap();
+            let before = tenants.clone();
+            let next: BTreeMap<String, Arc<Tenant>> = keys
+                .iter()
+                .map(|k| {
+                    (
+                        k.clone(),
+                        before.get(k).cloned().unwrap_or_else(|| Arc::new(Tenant::new(k))),
+                    )
+                })
+                .collect();
+            *tenants = next;
+            before
+        };
+        self.narrowed.lock().unwrap().retain(|k| keys.contains(k));
+        self.apply(move |host| *host.tenants.lock().unwrap() = before)
+            .await
+    }
+
+    /// Narrows `key` to expose only `ops.run`.
+    pub async fn narrow(&self, key: &str) -> Result<Vec<String>, CompositionError> {
+        let added = self.narrowed.lock().unwrap().insert(key.to_owned());
+        let key = key.to_owned();
+        self.apply(move |host| {
+            if added {
+                host.narrowed.lock().unwrap().remove(&key);
+            }
+        })
+        .await
+    }
+
+    async fn apply(&self, undo: impl FnOnce(&Host)) -> Result<Vec<String>, CompositionError> {
+        let served = self.served.get().expect("the host serves a bundle");
+        let result = served.reroster(self.siblings()).await;
+        if result.is_err() {
+            undo(self);
+        }
+        result
+    }
+}
+
+/// Input of `roster_set`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RosterSet {
+    /// The tenants to serve, exactly.
+    pub keys: Vec<String>,
+}
+
+/// Input of `roster_narrow`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RosterNarrow {
+    /// The tenant that stays but exposes only `ops.run`.
+    pub key: String,
+}
+
+fn host_of(client: &BundleClient) -> Result<Arc<Host>, Failure> {
+    client
+        .host::<Host>()
+        .ok_or_else(|| Failure::new(FailureKind::Error, "this bundle has no host"))
+}
+
+fn refused(e: CompositionError) -> Failure {
+    Failure::new(FailureKind::Refused, e.to_string())
+}
+
+/// Serve exactly these tenants; answers the new list of sibling keys.
+#[tool(mutates)]
+pub async fn roster_set(args: RosterSet, client: &BundleClient) -> Result<Vec<String>, Failure> {
+    host_of(client)?.set(&args.keys).await.map_err(refused)
+}
+
+/// Keep this tenant but expose only its `ops.run`; answers the new list of sibling keys.
+#[tool(mutates)]
+pub async fn roster_narrow(args: RosterNarrow, client: &BundleClient) -> Result<Vec<String>, Failure> {
+    host_of(client)?.narrow(&args.key).await.map_err(refused)
+}
+
+/// The bundle served over `host`, with tenants `a` and `b` standing.
+pub fn start(host: Arc<Host>) -> Result<ServedMcp, CompositionError> {
+    let core = Arc::new(Core {
+        banner: surface::Cell::new("hello".to_owned()),
+    });
+    {
+        let mut tenants = host.tenants.lock().unwrap();
+        for k in ["a", "b"] {
+            tenants.insert(k.to_owned(), Arc::new(Tenant::new(k)));
+        }
+    }
+    let factory_host = host.clone();
+    let served = McpServer::new("bundle", env!("CARGO_PKG_VERSION"))
+        .instructions(surface::mcp::Instructions::dynamic({
+            let host = host.clone();
+            move || {
+                let keys: Vec<String> = host.tenants.lock().unwrap().keys().cloned().collect();
+                format!("Tenants standing now: {}.", keys.join(", "))
+            }
+        }))
+        .core(Member::new(CORE))
+        .siblings(host.siblings())
+        .root_tool(RosterSetTool)
+        .root_tool(RosterNarrowTool)
+        .client(move || factory_host.clients(&core))
+        .start()?;
+    let _ = host.served.set(served.clone());
+    Ok(served)
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let served = start(Arc::new(Host::default()))?;
+    served.serve_stdio().await?;
+    Ok(())
+}

@@ -1,0 +1,450 @@
+//! The bundle example over MCP: composed lists, refusals, live reroster, tombstones and
+//! subscriptions across rosters, in both protocol eras; and rerosters under concurrent calls.
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/bundle.rs"]
+mod bundle;
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
+
+use bundle::{Host, NARROW, TENANT};
+use common::{ERAS, Era, Heard, connect, empty, rpc_error, text};
+use serde_json::json;
+use std::sync::Arc;
+use surface::mcp::{BundleClient, McpServer, Member, ServedMcp, Siblings};
+use surface::{Expose, Failure};
+
+fn serve() -> (Arc<Host>, ServedMcp) {
+    let host = Arc::new(Host::default());
+    let served = bundle::start(host.clone()).expect("the bundle composes");
+    (host, served)
+}
+
+async fn tool_names(client: &common::Client) -> Vec<String> {
+    client
+        .service
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn composed_lists_put_the_core_first_then_siblings_by_key() {
+    let (_, served) = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        assert_eq!(
+            tool_names(&client).await,
+            [
+                "who_get",
+                "a_ops_run",
+                "a_here",
+                "b_ops_run",
+                "b_here",
+                "roster_set",
+                "roster_narrow"
+            ],
+            "{era:?}"
+        );
+        let resources: Vec<(String, String)> = client
+            .service
+            .list_all_resources()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.uri, r.name))
+            .collect();
+        assert_eq!(
+            resources,
+            [
+                ("surface://cells/banner", "banner"),
+                ("surface://cells/a/entries", "a/entries"),
+                ("surface://collections/a/rows", "a/rows"),
+                ("surface://cells/b/entries", "b/entries"),
+                ("surface://collections/b/rows", "b/rows"),
+            ]
+            .map(|(u, n)| (u.to_owned(), n.to_owned()))
+        );
+        let templates: Vec<String> = client
+            .service
+            .list_all_resource_templates()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.uri_template)
+            .collect();
+        assert_eq!(
+            templates,
+            [
+                "surface://collections/a/rows/{id}",
+                "surface://collections/b/rows/{id}"
+            ]
+        );
+
+        assert_eq!(client.call_ok("who_get", empty()).await, json!({"value": "core"}));
+        assert_eq!(client.call_ok("a_ops_run", empty()).await, json!({"value": "a"}));
+        assert_eq!(client.call_ok("b_here", empty()).await, json!({"value": "b"}));
+        assert_eq!(
+            client.read("surface://collections/b/rows/b-row").await.unwrap(),
+            json!("b")
+        );
+        assert_eq!(client.read("surface://cells/a/entries").await.unwrap(), json!(1));
+        assert_eq!(
+            client.read("surface://cells/banner").await.unwrap(),
+            json!("hello")
+        );
+        let info = serde_json::to_value(client.service.peer_info().unwrap()).unwrap();
+        assert_eq!(info["instructions"], "Tenants standing now: a, b.");
+    }
+}
+
+fn tenant() -> Member {
+    Member::new(TENANT).tool(bundle::HereTool)
+}
+
+fn problems(result: Result<ServedMcp, surface::mcp::CompositionError>) -> Vec<String> {
+    match result {
+        Err(e) => e.problems,
+        Ok(_) => panic!("the bundle should have been refused"),
+    }
+}
+
+/// A root tool whose name collides with sibling `a`'s scoped names.
+#[surface::tool(read_only)]
+async fn a_here(_client: &BundleClient) -> Result<u8, Failure> {
+    Ok(0)
+}
+
+/// Another root tool colliding with a generated sibling tool.
+#[surface::tool(read_only)]
+async fn a_ops_run(_client: &BundleClient) -> Result<u8, Failure> {
+    Ok(0)
+}
+
+/// A root tool whose name is too long for hosts.
+#[surface::tool(read_only)]
+async fn a_tool_name_that_goes_on_and_on_well_past_what_hosts_accept_as_a_name(
+    _client: &BundleClient,
+) -> Result<u8, Failure> {
+    Ok(0)
+}
+
+#[test]
+fn refusals_name_what_collides_and_how_to_fix_it() {
+    assert_eq!(
+        problems(McpServer::new("x", "0").start()),
+        ["a rooted bundle needs a core or at least one sibling, and this one has neither"]
+    );
+
+    let ops_core = Member::new(ops::EXPOSE);
+    let clash = problems(
+        McpServer::new("x", "0")
+            .core(ops_core)
+            .sibling("processes", tenant())
+            .start(),
+    );
+    assert_eq!(clash.len(), 1, "{clash:?}");
+    assert!(
+        clash[0].starts_with("sibling key \"processes\" equals the core collection \"processes\""),
+        "{clash:?}"
+    );
+    assert!(clash[0].contains("rename the sibling"), "{clash:?}");
+
+    let dup = problems(
+        McpServer::new("x", "0")
+            .sibling("a", tenant())
+            .root_tool(AHereTool)
+            .root_tool(AOpsRunTool)
+            .start(),
+    );
+    assert_eq!(
+        dup,
+        [
+            "tool name \"a_here\" is produced by both bespoke here on sibling \"a\" and bespoke a_here at the bundle root — rename one",
+            "tool name \"a_ops_run\" is produced by both procedure ops.run on sibling \"a\" and bespoke a_ops_run at the bundle root — rename one",
+        ]
+    );
+
+    let long = problems(
+        McpServer::new("x", "0")
+            .sibling("a", tenant())
+            .root_tool(AToolNameThatGoesOnAndOnWellPastWhatHostsAcceptAsANameTool)
+            .start(),
+    );
+    assert!(
+        long[0].contains("breaks the client limits of at most 64 characters"),
+        "{long:?}"
+    );
+
+    let bad_key = problems(McpServer::new("x", "0").sibling("a/b", tenant()).start());
+    assert!(
+        bad_key[0].starts_with("sibling key \"a/b\" must be non-empty"),
+        "{bad_key:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_reroster_changes_nothing() {
+    let (_, served) = serve();
+    let client = connect(&served, Era::Legacy).await;
+    let before = tool_names(&client).await;
+    let mut bad = Siblings::new();
+    bad.insert("a".into(), tenant());
+    bad.insert("a/x".into(), tenant());
+    let e = served.reroster(bad).await.unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("surface-mcp: the bundle was refused: sibling key \"a/x\""),
+        "{e}"
+    );
+    assert_eq!(tool_names(&client).await, before);
+    assert_eq!(served.sibling_keys(), ["a", "b"]);
+    assert_eq!(client.call_ok("b_ops_run", empty()).await, json!({"value": "b"}));
+
+    // Through the root tool, the refusal is an answer and the host keeps its roster.
+    let r = client
+        .call("roster_set", json!({"keys": ["a", "bad key"]}))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("sibling key \"bad key\""), "{}", text(&r));
+    assert_eq!(
+        client.call_ok("roster_set", json!({"keys": ["a", "b"]})).await,
+        json!({"value": ["a", "b"]})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roster_set_sends_list_changed_and_retires_names_by_sibling() {
+    for era in ERAS {
+        let (_, served) = serve();
+        let mut client = connect(&served, era).await;
+        client.listen_lists().await;
+        let answer = client.call_ok("roster_set", json!({"keys": ["a", "c"]})).await;
+        assert_eq!(answer, json!({"value": ["a", "c"]}));
+        let mut heard = vec![client.next_heard(3).await, client.next_heard(3).await];
+        heard.sort_by_key(|h| format!("{h:?}"));
+        assert_eq!(
+            heard,
+            [Some(Heard::ResourcesChanged), Some(Heard::ToolsChanged)],
+            "{era:?}"
+        );
+        assert_eq!(
+            tool_names(&client).await,
+            [
+                "who_get",
+                "a_ops_run",
+                "a_here",
+                "c_ops_run",
+                "c_here",
+                "roster_set",
+                "roster_narrow"
+            ]
+        );
+        assert_eq!(client.call_ok("c_ops_run", empty()).await, json!({"value": "c"}));
+
+        let gone = client.call("b_ops_run", empty()).await.unwrap();
+        assert_eq!(gone.is_error, Some(true));
+        assert_eq!(
+            text(&gone),
+            "surface-mcp: tool \"b_ops_run\" is no longer served — the sibling \"b\" was dropped from this rooted bundle — re-read the list"
+        );
+        let read = rpc_error(client.read("surface://collections/b/rows").await.unwrap_err());
+        assert!(read.message.contains("the sibling \"b\" was dropped"), "{read:?}");
+        let item = rpc_error(
+            client
+                .read("surface://collections/b/rows/b-row")
+                .await
+                .unwrap_err(),
+        );
+        assert!(item.message.contains("was dropped"), "{item:?}");
+        // Never parsed from the name: `b_typo` was never served, so it stays unknown.
+        let typo = rpc_error(client.call("b_typo", empty()).await.unwrap_err());
+        assert_eq!(typo.message, "surface-mcp: unknown tool \"b_typo\"");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_narrowed_sibling_no_longer_exposes_what_it_dropped() {
+    for era in ERAS {
+        let (_, served) = serve();
+        let client = connect(&served, era).await;
+        assert_eq!(
+            client.call_ok("roster_narrow", json!({"key": "b"})).await,
+            json!({"value": ["a", "b"]})
+        );
+        let e = rpc_error(client.read("surface://collections/b/rows").await.unwrap_err());
+        assert_eq!(
+            e.message,
+            "surface-mcp: resource \"surface://collections/b/rows\" is no longer served — the sibling \"b\" no longer exposes it — re-read the list"
+        );
+        let here = client.call("b_here", empty()).await.unwrap();
+        assert!(
+            text(&here).contains("the sibling \"b\" no longer exposes it"),
+            "{}",
+            text(&here)
+        );
+        assert_eq!(client.call_ok("b_ops_run", empty()).await, json!({"value": "b"}));
+        // Subscribing to a retired name is refused with the same sentence.
+        if era == Era::Legacy {
+            let sub = rpc_error(client.subscribe("surface://cells/b/entries").await.unwrap_err());
+            assert!(sub.message.contains("no longer exposes it"), "{sub:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tombstone_outlives_present_empty_gone() {
+    let (host, served) = serve();
+    let client = connect(&served, Era::Legacy).await;
+    // present → empty: `b` stands with nothing exposed.
+    let mut empty_b = host.siblings();
+    empty_b.insert("b".into(), Member::new(Expose::<bundle::Tenant>::none()));
+    served.reroster(empty_b).await.unwrap();
+    let r = client.call("b_ops_run", empty()).await.unwrap();
+    assert!(text(&r).contains("no longer exposes it"), "{}", text(&r));
+    // empty → gone.
+    let mut gone = host.siblings();
+    gone.remove("b");
+    served.reroster(gone.clone()).await.unwrap();
+    let r = client.call("b_ops_run", empty()).await.unwrap();
+    assert!(
+        text(&r).contains("was dropped from this rooted bundle"),
+        "{}",
+        text(&r)
+    );
+    // Back, then gone again: still "dropped", forever.
+    served.reroster(host.siblings()).await.unwrap();
+    assert_eq!(client.call_ok("b_ops_run", empty()).await, json!({"value": "b"}));
+    served.reroster(gone).await.unwrap();
+    let r = client.call("b_ops_run", empty()).await.unwrap();
+    assert!(
+        text(&r).contains("was dropped from this rooted bundle"),
+        "{}",
+        text(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_follow_survivors_and_end_for_departures() {
+    for era in ERAS {
+        let (host, served) = serve();
+        let mut client = connect(&served, era).await;
+        client.subscribe("surface://cells/a/entries").await.unwrap();
+        client.subscribe("surface://cells/b/entries").await.unwrap();
+        let a = host_tenant(&host, "a");
+        let b = host_tenant(&host, "b");
+        client.call_ok("roster_set", json!({"keys": ["a"]})).await;
+        // Drain list_changed notifications.
+        while let Some(h) = client.next_heard(1).await {
+            assert!(
+                matches!(h, Heard::ToolsChanged | Heard::ResourcesChanged),
+                "{era:?}: {h:?}"
+            );
+        }
+        a.entries.set(2);
+        b.entries.set(2);
+        let mut heard = Vec::new();
+        while let Some(h) = client.next_heard(1).await {
+            heard.push(h);
+        }
+        assert_eq!(
+            heard,
+            [Heard::Updated("surface://cells/a/entries".into())],
+            "{era:?}"
+        );
+    }
+}
+
+fn host_tenant(host: &Host, key: &str) -> Arc<bundle::Tenant> {
+    host.tenant(key).expect("tenant stands")
+}
+
+/// Answers the sibling keys of the generation that served the call.
+#[surface::tool(read_only)]
+async fn keys(client: &BundleClient) -> Result<Vec<String>, Failure> {
+    Ok(client.sibling_keys().map(str::to_owned).collect())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rerosters_under_concurrent_calls_answer_every_call_from_one_generation() {
+    let host = Arc::new(Host::default());
+    let served = bundle::start(host.clone()).unwrap();
+    drop(served);
+    // A bundle of its own with a root tool that reports its generation's roster.
+    let core = Arc::new(bundle::Core {
+        banner: surface::Cell::new("hi".into()),
+    });
+    let tenants: Vec<Arc<bundle::Tenant>> = ["a", "b", "c"]
+        .iter()
+        .map(|k| Arc::new(bundle::Tenant::new(k)))
+        .collect();
+    let roster = Arc::new(std::sync::Mutex::new(vec!["a".to_owned(), "b".to_owned()]));
+    let factory_roster = roster.clone();
+    let factory_tenants = tenants.clone();
+    let siblings_for = |keys: &[&str]| -> Siblings {
+        keys.iter()
+            .map(|k| ((*k).to_owned(), Member::new(TENANT).tool(bundle::HereTool)))
+            .collect()
+    };
+    let served = McpServer::new("concurrency", "0")
+        .core(Member::new(bundle::CORE))
+        .siblings(siblings_for(&["a", "b"]))
+        .root_tool(KeysTool)
+        .client(move || {
+            let mut bundle = BundleClient::with_core(bundle::CoreClient::direct(core.clone()));
+            for k in factory_roster.lock().unwrap().iter() {
+                let i = ["a", "b", "c"].iter().position(|x| x == k).unwrap();
+                bundle = bundle.sibling(
+                    k.clone(),
+                    bundle::TenantClient::direct(factory_tenants[i].clone()),
+                );
+            }
+            bundle
+        })
+        .start()
+        .unwrap();
+    let client = Arc::new(connect(&served, Era::Legacy).await);
+
+    let calls = 400;
+    let mut handles = Vec::new();
+    for i in 0..calls {
+        let client = client.clone();
+        handles.push(tokio::spawn(async move {
+            if i % 2 == 0 {
+                let v = client.call_ok("keys", empty()).await;
+                let keys: Vec<String> = serde_json::from_value(v["value"].clone()).unwrap();
+                assert!(
+                    keys == ["a", "b"] || keys == ["a", "c"],
+                    "half a roster: {keys:?}"
+                );
+            } else {
+                let r = client.call("b_ops_run", empty()).await.expect("answered");
+                match r.is_error {
+                    Some(false) => assert_eq!(r.structured_content, Some(json!({"value": "b"}))),
+                    _ => assert!(text(&r).contains("was dropped"), "{}", text(&r)),
+                }
+            }
+        }));
+    }
+    for round in 0..40 {
+        let keys: &[&str] = if round % 2 == 0 { &["a", "c"] } else { &["a", "b"] };
+        *roster.lock().unwrap() = keys.iter().map(|k| (*k).to_owned()).collect();
+        served.reroster(siblings_for(keys)).await.unwrap();
+        tokio::task::yield_now().await;
+    }
+    let mut answered = 0;
+    for h in handles {
+        h.await.expect("no panic");
+        answered += 1;
+    }
+    assert_eq!(answered, calls);
+    let _ = NARROW;
+}
