@@ -1,6 +1,7 @@
 //! A rooted bundle: a core beside keyed tenant siblings whose roster changes live.
 //!
-//! `cargo run --example bundle` serves it over MCP on stdio. The root tools `roster_set` and
+//! `cargo run --example bundle` serves it over MCP on stdio (`-- --http 127.0.0.1:PORT`: over
+//! Streamable HTTP). The root tools `roster_set` and
 //! `roster_narrow` move the roster; agents then get `list_changed`, and names a past roster
 //! served are refused by name.
 
@@ -234,6 +235,21 @@ pub fn start(host: Arc<Host>) -> Result<ServedMcp, CompositionError> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let served = start(Arc::new(Host::default()))?;
-    served.serve_stdio().await?;
+    match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
+        [] => served.serve_stdio().await?,
+        [flag, addr] if flag == "--http" => {
+            let http = served
+                .serve_http(surface::mcp::HttpOptions::new(
+                    addr.parse::<std::net::SocketAddr>()?,
+                ))
+                .await?;
+            eprintln!("surface-mcp: serving MCP over Streamable HTTP at {}", http.url());
+            http.waiting().await?;
+        }
+        _ => {
+            eprintln!("usage: bundle [--http ADDR]   (no flag: MCP on stdio)");
+            std::process::exit(2);
+        }
+    }
     Ok(())
 }

@@ -1,13 +1,17 @@
 //! The ops surface: a tiny process table served to agents.
 //!
-//! `cargo run --example ops` serves it over MCP on stdio.
+//! `cargo run --example ops` serves it over MCP on stdio; `-- --http 127.0.0.1:PORT` serves it
+//! over Streamable HTTP at `http://127.0.0.1:PORT/mcp` instead (loopback only unless
+//! `--http-allow-remote` follows). `-- --socket PATH` serves the surface itself as a daemon on a
+//! unix socket (`-- --wire-stdio`: on its own stdio, for `ssh`), and `-- --bridge PATH` is an MCP
+//! stdio server bridging to that daemon.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use surface::mcp::{BundleClient, McpServer, Member};
+use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
 use surface::{CancellationToken, Expose, ToolFailure, expose, surface, tool};
 
 /// The machine's load.
@@ -130,6 +134,14 @@ impl Ops {
     /// Start a process.
     #[procedure("proc.spawn")]
     pub async fn spawn(&self, input: Spawn) -> Result<Process, Infallible> {
+        eprintln!("ops: executing proc.spawn {}", input.name);
+        // A demo and test knob: a slow spawn makes a call that can be cut off in flight.
+        if let Some(ms) = std::env::var("OPS_SPAWN_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
         let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
         let process = Process {
             pid,
@@ -215,6 +227,37 @@ pub const EXPOSE: Expose<Ops> = expose!(Ops {
 /// The instructions every host reads before it calls anything.
 pub const INSTRUCTIONS: &str = "Everything here is about processes, not files.";
 
+/// The ops MCP server bridging to an ops daemon on the unix socket at `path`
+/// (`cargo run --example ops -- --socket PATH`). With `announce_close`, the connection's close
+/// signal is wired, so a daemon restart costs no request; without it, the first request after
+/// a restart fails with a sentence saying so and the next one re-dials.
+pub fn bridge_server(path: std::path::PathBuf, announce_close: bool) -> McpServer {
+    McpServer::new("ops", env!("CARGO_PKG_VERSION"))
+        .instructions(INSTRUCTIONS)
+        .core(Member::new(EXPOSE).tool(CountTool))
+        .dial(move || {
+            let path = path.clone();
+            async move {
+                let (client, dispose, closed) =
+                    surface::wire::dial_unix_socket::<Ops>(&path).await?.into_parts();
+                let owned = OwnedBundle::new(BundleClient::with_core(client)).dispose(dispose);
+                Ok(if announce_close {
+                    owned.on_close(closed)
+                } else {
+                    owned
+                })
+            }
+        })
+}
+
+/// Serves `ops` as a daemon on the unix socket at `path` until the process is stopped.
+pub async fn serve_daemon(ops: Arc<Ops>, path: &std::path::Path) -> std::io::Result<()> {
+    let _server = surface::wire::serve_unix_socket(path, ops, EXPOSE)?;
+    eprintln!("ops: serving the ops surface on {}", path.display());
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
 /// The ops MCP server over a live `Ops`.
 pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
     McpServer::new("ops", env!("CARGO_PKG_VERSION"))
@@ -226,6 +269,29 @@ pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let served = mcp_server(Arc::new(Ops::new())).start()?;
-    served.serve_stdio().await?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [] => served.serve_stdio().await?,
+        ["--socket", path] => serve_daemon(Arc::new(Ops::new()), path.as_ref()).await?,
+        ["--wire-stdio"] => {
+            // The wire face on this process's own stdio, for `ssh host ops --wire-stdio`.
+            let ops = Arc::new(Ops::new());
+            surface::wire::serve_streams(ops, EXPOSE, tokio::io::stdin(), tokio::io::stdout()).await
+        }
+        ["--bridge", path] => bridge_server(path.into(), true).start()?.serve_stdio().await?,
+        ["--http", addr] | ["--http", addr, "--http-allow-remote"] => {
+            let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
+                .allow_remote(args.len() == 3);
+            let http = served.serve_http(options).await?;
+            eprintln!("surface-mcp: serving MCP over Streamable HTTP at {}", http.url());
+            http.waiting().await?;
+        }
+        _ => {
+            eprintln!(
+                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH | --http ADDR [--http-allow-remote]]   (no flag: MCP on stdio)"
+            );
+            std::process::exit(2);
+        }
+    }
     Ok(())
 }

@@ -1,24 +1,15 @@
 //! The ops example as a child process over real stdio: stdout carries only JSON-RPC even when
 //! a handler prints, both eras open on the same binary, unknown methods get standard errors.
 
+mod common;
+
+use common::ops_binary;
+
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-
-/// The built `ops` example (building it first: `cargo test --test ops_stdio` alone does not).
-fn ops_binary() -> std::path::PathBuf {
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--example", "ops"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "the ops example builds");
-    let deps = std::env::current_exe().unwrap();
-    let target = deps.parent().unwrap().parent().unwrap();
-    target.join("examples").join("ops")
-}
 
 struct Wire {
     child: Child,

@@ -63,7 +63,8 @@ impl<D> fmt::Display for ToolFailure<D> {
 }
 
 /// Why a call did not succeed, in the erased form every face carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum FailureKind {
     /// A [`ToolFailure`]: the handler refused, on purpose.
@@ -93,13 +94,15 @@ pub enum FailureKind {
 /// assert_eq!(f.kind, FailureKind::Refused);
 /// assert_eq!(f.detail.unwrap()["kind"], "x");
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Failure {
     /// What to tell the caller (never empty).
     pub message: String,
     /// The structured detail of a refusal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Value>,
     /// Why it failed.
+    #[serde(flatten)]
     pub kind: FailureKind,
 }
 

@@ -15,6 +15,8 @@ pub mod schema;
 mod spec;
 mod surface;
 mod tool;
+#[cfg(feature = "wire")]
+pub mod wire;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -18,7 +18,8 @@ use tokio::sync::broadcast;
 const FEED_CAPACITY: usize = 256;
 
 /// An erased change of one member, as faces see it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Change {
     /// A cell was written.

@@ -215,3 +215,20 @@ pub fn text(r: &CallToolResult) -> String {
 pub fn empty() -> Value {
     json!({})
 }
+
+/// The built `ops` example (built first: `cargo test --test X` alone does not build examples).
+pub fn ops_binary() -> std::path::PathBuf {
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--example", "ops"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "the ops example builds");
+    let deps = std::env::current_exe().unwrap();
+    deps.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join("ops")
+}

@@ -5,7 +5,8 @@
 //! and the bundle of clients it dispatches over. A refused composition changes nothing: the
 //! caller keeps serving the generation it had.
 
-use super::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, SurfaceTool};
+use super::bundle::{Member, RootTool, RootTools, Siblings, SurfaceTool};
+use super::link::Link;
 use crate::expose::Exposure;
 use crate::schema::{self, InputSchema};
 use crate::spec::{MemberKind, SurfaceSpec};
@@ -72,7 +73,7 @@ pub(crate) struct ToolEntry {
 /// One served roster, immutable once built.
 pub(crate) struct Generation {
     pub siblings: Siblings,
-    pub bundle: BundleClient,
+    pub link: Link,
     pub tools: HashMap<String, ToolEntry>,
     pub resources: HashMap<String, ResourceEntry>,
     /// `surface://collections/[t/]<k>` → the collection whose items live below it.
@@ -121,7 +122,7 @@ struct Claim {
 pub(crate) fn compose(
     fixed: &Fixed,
     siblings: Siblings,
-    bundle: BundleClient,
+    link: impl FnOnce() -> Link,
 ) -> Result<Generation, CompositionError> {
     let mut problems = Vec::new();
     if fixed.core.is_none() && siblings.is_empty() {
@@ -223,9 +224,10 @@ pub(crate) fn compose(
     if !problems.is_empty() {
         return Err(CompositionError { problems });
     }
+    // Dial (or build the in-process clients) only for a roster that composes.
     Ok(Generation {
         siblings,
-        bundle,
+        link: link(),
         tools,
         resources,
         templates,

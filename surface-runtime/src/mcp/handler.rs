@@ -8,6 +8,7 @@
 
 use super::bundle::{BundleClient, Siblings};
 use super::generation::{self, CompositionError, Fixed, Generation, ResourceEntry, ToolTarget};
+use super::link::{DialFactory, Lease, Link};
 use super::results::{self, branded};
 use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
@@ -70,6 +71,22 @@ impl From<String> for Instructions {
 /// Produces the live clients of the bundle; re-invoked after every reroster.
 pub type ClientFactory = Arc<dyn Fn() -> BundleClient + Send + Sync>;
 
+/// How a generation gets its clients.
+#[derive(Clone)]
+pub(crate) enum Factory {
+    /// Serve fresh: in-process clients, nothing to dial or dispose.
+    Bare(ClientFactory),
+    /// Bridge: dial a served surface, memoise the connection, re-dial after a drop.
+    Dial(DialFactory),
+}
+
+fn link(factory: &Factory, closed: &CancellationToken) -> Link {
+    match factory {
+        Factory::Bare(f) => Link::Fixed(f()),
+        Factory::Dial(f) => Link::dialed(f.clone(), closed.clone()),
+    }
+}
+
 fn unpoison<T>(e: PoisonError<T>) -> T {
     e.into_inner()
 }
@@ -83,7 +100,7 @@ pub(crate) struct Shared {
     info: ServerConfig,
     instructions: Instructions,
     fixed: Fixed,
-    factory: ClientFactory,
+    factory: Factory,
     generation: RwLock<Arc<Generation>>,
     reroster: tokio::sync::Mutex<()>,
     tombstones: Mutex<HashMap<String, Tombstone>>,
@@ -97,9 +114,10 @@ impl Shared {
         instructions: Instructions,
         fixed: Fixed,
         siblings: Siblings,
-        factory: ClientFactory,
+        factory: Factory,
     ) -> Result<Arc<Shared>, CompositionError> {
-        let generation = generation::compose(&fixed, siblings, factory())?;
+        let closed = CancellationToken::new();
+        let generation = generation::compose(&fixed, siblings, || link(&factory, &closed))?;
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
@@ -116,7 +134,7 @@ impl Shared {
             reroster: tokio::sync::Mutex::new(()),
             tombstones: Mutex::new(HashMap::new()),
             sessions: Mutex::new(Vec::new()),
-            closed: CancellationToken::new(),
+            closed,
         }))
     }
 
@@ -127,7 +145,9 @@ impl Shared {
 
     pub(crate) async fn reroster(&self, siblings: Siblings) -> Result<Vec<String>, CompositionError> {
         let _one_at_a_time = self.reroster.lock().await;
-        let next = Arc::new(generation::compose(&self.fixed, siblings, (self.factory)())?);
+        let next = Arc::new(generation::compose(&self.fixed, siblings, || {
+            link(&self.factory, &self.closed)
+        })?);
         let previous = std::mem::replace(
             &mut *self.generation.write().unwrap_or_else(unpoison),
             next.clone(),
@@ -241,25 +261,49 @@ impl SessionState {
     /// Moves this session onto a new generation: survivors' watches re-open on it, the rest
     /// end, and the host is told both lists changed.
     async fn follow(&self, generation: &Arc<Generation>) {
-        fn rewatch(watches: &mut HashMap<String, Watch>, generation: &Arc<Generation>) {
-            let old = std::mem::take(watches);
+        /// Re-opens on `generation` every watch it can still serve; the rest end.
+        async fn rewatch(
+            old: HashMap<String, Watch>,
+            generation: &Arc<Generation>,
+        ) -> HashMap<String, Watch> {
+            let mut watches = HashMap::new();
             for (uri, watch) in old {
+                let notifier = watch.notifier.clone();
+                drop(watch);
                 if let Some((entry, item)) = generation.resolve_uri(&uri) {
-                    let notifier = watch.notifier.clone();
-                    drop(watch);
-                    let task = spawn_watch(generation.clone(), entry, item, uri.clone(), notifier.clone());
-                    watches.insert(uri, Watch { notifier, task });
+                    let watch = open_watch(generation.clone(), entry, item, uri.clone(), notifier).await;
+                    watches.insert(uri, watch);
                 }
             }
+            watches
         }
-        rewatch(&mut self.legacy.lock().unwrap_or_else(unpoison), generation);
-        let sinks: Vec<SubscriptionSink> = {
-            let mut listens = self.listens.lock().unwrap_or_else(unpoison);
-            listens
-                .values_mut()
-                .for_each(|l| rewatch(&mut l.watches, generation));
-            listens.values().map(|l| l.sink.clone()).collect()
-        };
+        let legacy = std::mem::take(&mut *self.legacy.lock().unwrap_or_else(unpoison));
+        let legacy = rewatch(legacy, generation).await;
+        self.legacy.lock().unwrap_or_else(unpoison).extend(legacy);
+        let ids: Vec<RequestId> = self
+            .listens
+            .lock()
+            .unwrap_or_else(unpoison)
+            .keys()
+            .cloned()
+            .collect();
+        let mut sinks = Vec::new();
+        for id in ids {
+            let Some(old) = self
+                .listens
+                .lock()
+                .unwrap_or_else(unpoison)
+                .get_mut(&id)
+                .map(|l| std::mem::take(&mut l.watches))
+            else {
+                continue;
+            };
+            let watches = rewatch(old, generation).await;
+            if let Some(listen) = self.listens.lock().unwrap_or_else(unpoison).get_mut(&id) {
+                listen.watches = watches;
+                sinks.push(listen.sink.clone());
+            }
+        }
         let peer = self.legacy_peer.lock().unwrap_or_else(unpoison).clone();
         if let Some(peer) = peer {
             let _ = peer.notify_tool_list_changed().await;
@@ -276,36 +320,79 @@ impl SessionState {
     }
 }
 
-/// Watches one URI on one generation and sends debounced `updated` notifications.
-fn spawn_watch(
+/// Opens the feed of one URI on one generation (before answering, so no change made after
+/// the subscription is acknowledged can be missed), then forwards it as debounced `updated`
+/// notifications. Over a dialled link, a feed that ends (the connection dropped) is
+/// re-attached on a fresh dial.
+async fn open_watch(
     generation: Arc<Generation>,
     entry: ResourceEntry,
     item: Option<String>,
     uri: String,
     notifier: Notifier,
-) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let Ok(dispatch) = generation.bundle.dispatch_for(entry.owner.as_deref()) else {
-            return;
-        };
-        let Ok(changes) = dispatch.watch(entry.member).await else {
-            return;
-        };
-        let relevant = move |c: &Change| match (c, &item) {
-            (Change::Upserted { id } | Change::Removed { id }, Some(want)) => id == want,
-            (Change::Lagged(_), _) | (_, None) => true,
-            _ => false,
-        };
-        let mut changes = changes.filter(move |c| std::future::ready(relevant(c)));
-        while changes.next().await.is_some() {
-            // Gather what arrives within the window into this one notification.
-            tokio::time::sleep(DEBOUNCE).await;
-            while let Some(Some(_)) = changes.next().now_or_never() {}
-            if !notifier.updated(&uri).await {
-                return;
+) -> Watch {
+    let mut first = attach(&generation, &entry).await;
+    let task = tokio::spawn({
+        let notifier = notifier.clone();
+        async move {
+            loop {
+                let feed = match first.take() {
+                    Some(feed) => Some(feed),
+                    None => attach(&generation, &entry).await,
+                };
+                if let Some(changes) = feed
+                    && !forward(changes, item.as_deref(), &uri, &notifier).await
+                {
+                    return;
+                }
+                if !generation.link.redials() {
+                    return;
+                }
+                tokio::time::sleep(REATTACH).await;
             }
         }
-    })
+    });
+    Watch { notifier, task }
+}
+
+async fn attach(generation: &Generation, entry: &ResourceEntry) -> Option<crate::member::ChangeStream> {
+    let lease = generation.link.lease().await.ok()?;
+    let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
+    match dispatch.watch(entry.member).await {
+        Ok(changes) => Some(changes),
+        Err(f) => {
+            generation.link.after(&lease, f).await;
+            None
+        }
+    }
+}
+
+/// How long a dropped watch waits before it dials again.
+const REATTACH: Duration = Duration::from_millis(250);
+
+/// Sends debounced `updated` for the relevant changes until the feed ends (answers true) or
+/// the host is gone (false).
+async fn forward(
+    changes: crate::member::ChangeStream,
+    item: Option<&str>,
+    uri: &str,
+    notifier: &Notifier,
+) -> bool {
+    let relevant = |c: &Change| match (c, item) {
+        (Change::Upserted { id } | Change::Removed { id }, Some(want)) => id == want,
+        (Change::Lagged(_), _) | (_, None) => true,
+        _ => false,
+    };
+    let mut changes = changes.filter(move |c| std::future::ready(relevant(c)));
+    while changes.next().await.is_some() {
+        // Gather what arrives within the window into this one notification.
+        tokio::time::sleep(DEBOUNCE).await;
+        while let Some(Some(_)) = changes.next().now_or_never() {}
+        if !notifier.updated(uri).await {
+            return false;
+        }
+    }
+    true
 }
 
 /// One connection's handler.
@@ -347,16 +434,30 @@ impl Session {
         input: serde_json::Value,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, Failure> {
+        let lease = generation.link.lease().await?;
+        let answer = Self::dispatch_tool(&lease, target, input, cancel).await;
+        match answer {
+            Ok(output) => Ok(output),
+            Err(f) => Err(generation.link.after(&lease, f).await),
+        }
+    }
+
+    async fn dispatch_tool(
+        lease: &Lease,
+        target: &ToolTarget,
+        input: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, Failure> {
         match target {
             ToolTarget::Procedure { owner, procedure } => {
-                let dispatch = generation.bundle.dispatch_for(owner.as_deref())?;
+                let dispatch = lease.bundle.dispatch_for(owner.as_deref())?;
                 dispatch.call(procedure, input).await.map(ToolOutput::Value)
             }
             ToolTarget::Bespoke { owner, tool } => {
-                let dispatch = generation.bundle.dispatch_for(owner.as_deref())?;
+                let dispatch = lease.bundle.dispatch_for(owner.as_deref())?;
                 tool.invoke(input, dispatch, cancel).await
             }
-            ToolTarget::Root { tool } => tool.invoke(input, generation.bundle.clone(), cancel).await,
+            ToolTarget::Root { tool } => tool.invoke(input, lease.bundle.clone(), cancel).await,
         }
     }
 }
@@ -424,15 +525,18 @@ impl ServerHandler for Session {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         let (generation, entry, item) = self.resolve(&uri)?;
-        let dispatch = generation
-            .bundle
-            .dispatch_for(entry.owner.as_deref())
-            .map_err(|f| read_error(&uri, f))?;
-        let value = match &item {
-            None => dispatch.read(entry.member).await,
-            Some(id) => dispatch.read_item(entry.member, id).await,
-        }
-        .map_err(|f| read_error(&uri, f))?;
+        let lease = generation.link.lease().await.map_err(|f| read_error(&uri, f))?;
+        let answer = match lease.bundle.dispatch_for(entry.owner.as_deref()) {
+            Ok(dispatch) => match &item {
+                None => dispatch.read(entry.member).await,
+                Some(id) => dispatch.read_item(entry.member, id).await,
+            },
+            Err(f) => Err(f),
+        };
+        let value = match answer {
+            Ok(v) => v,
+            Err(f) => return Err(read_error(&uri, generation.link.after(&lease, f).await)),
+        };
         let text = serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("<unprintable: {e}>"));
         let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
         Ok(ReadResourceResult::new(vec![contents]).into())
@@ -447,12 +551,12 @@ impl ServerHandler for Session {
         let uri = request.uri;
         let (generation, entry, item) = self.resolve(&uri)?;
         let notifier = Notifier::Legacy(context.peer.clone());
-        let task = spawn_watch(generation, entry, item, uri.clone(), notifier.clone());
+        let watch = open_watch(generation, entry, item, uri.clone(), notifier).await;
         self.state
             .legacy
             .lock()
             .unwrap_or_else(unpoison)
-            .insert(uri, Watch { notifier, task });
+            .insert(uri, watch);
         Ok(())
     }
 
@@ -481,8 +585,10 @@ impl ServerHandler for Session {
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
             let (generation, entry, item) = self.resolve(uri)?;
             let notifier = Notifier::Listen(sink.clone());
-            let task = spawn_watch(generation, entry, item, uri.clone(), notifier.clone());
-            watches.insert(uri.clone(), Watch { notifier, task });
+            watches.insert(
+                uri.clone(),
+                open_watch(generation, entry, item, uri.clone(), notifier).await,
+            );
         }
         self.state
             .listens

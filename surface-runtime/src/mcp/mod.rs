@@ -25,17 +25,23 @@
 mod bundle;
 mod generation;
 mod handler;
+#[cfg(feature = "http")]
+mod http;
+mod link;
 mod results;
 mod stdio;
 
 pub use bundle::{BundleClient, Member, RootTools, Siblings};
 pub use generation::{CompositionError, resource_uri, scoped_tool_name};
 pub use handler::{ClientFactory, Instructions};
+#[cfg(feature = "http")]
+pub use http::{HttpOptions, HttpServer};
+pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW, DialFactory, OwnedBundle};
 pub use results::{BRAND, branded, normalize};
 
 use crate::tool::BespokeTool;
 use generation::Fixed;
-use handler::Shared;
+use handler::{Factory, Shared};
 use rmcp::ServiceExt;
 use rmcp::model::Implementation;
 use std::fmt;
@@ -50,7 +56,7 @@ pub struct McpServer {
     core: Option<bundle::Member>,
     siblings: Siblings,
     root_tools: RootTools,
-    factory: Option<ClientFactory>,
+    factory: Option<Factory>,
 }
 
 impl McpServer {
@@ -99,13 +105,27 @@ impl McpServer {
     /// The factory of live clients, re-invoked after every reroster (so it must read the
     /// host's current roster rather than close over one).
     pub fn client(mut self, factory: impl Fn() -> BundleClient + Send + Sync + 'static) -> Self {
-        self.factory = Some(Arc::new(factory));
+        self.factory = Some(Factory::Bare(Arc::new(factory)));
+        self
+    }
+
+    /// Bridges a surface served elsewhere: `dial` opens a connection (e.g. with
+    /// [`crate::wire::dial_unix_socket`]) and answers it as an [`OwnedBundle`]. One connection
+    /// is memoised and shared; it is re-dialled after it drops and after every reroster.
+    pub fn dial<F, Fut>(mut self, dial: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<OwnedBundle, crate::Failure>> + Send + 'static,
+    {
+        self.factory = Some(Factory::Dial(Arc::new(move || Box::pin(dial()))));
         self
     }
 
     /// Composes the bundle (refusing it with every problem named) and makes it servable.
     pub fn start(self) -> Result<ServedMcp, CompositionError> {
-        let factory = self.factory.unwrap_or_else(|| Arc::new(BundleClient::new));
+        let factory = self
+            .factory
+            .unwrap_or_else(|| Factory::Bare(Arc::new(BundleClient::new)));
         let fixed = Fixed {
             core: self.core,
             root_tools: self.root_tools,

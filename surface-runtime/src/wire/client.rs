@@ -1,0 +1,432 @@
+//! Dialing a served surface: the socket dispatch behind a typed client, and the owned
+//! connection (`client`, `dispose`, `on_close`) a face holds.
+
+use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use crate::dispatch::Dispatch;
+use crate::failure::{Failure, FailureKind};
+use crate::member::{ChangeStream, Write};
+use crate::spec::SurfaceSpec;
+use crate::surface::{Surface, SurfaceClient};
+use futures::future::BoxFuture;
+use futures::{FutureExt, SinkExt, StreamExt};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
+use tokio_util::sync::CancellationToken;
+
+/// How long a dial waits for the served side's greeting.
+const GREETING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Fires once, when a connection's transport goes away.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let signal = surface_runtime::wire::CloseSignal::new();
+/// assert!(!signal.is_closed());
+/// signal.close();
+/// signal.closed().await;
+/// assert!(signal.is_closed());
+/// # }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CloseSignal(CancellationToken);
+
+impl CloseSignal {
+    /// A signal that has not fired.
+    pub fn new() -> Self {
+        CloseSignal(CancellationToken::new())
+    }
+    /// Fires it (at most once; later calls do nothing).
+    pub fn close(&self) {
+        self.0.cancel();
+    }
+    /// Whether it has fired.
+    pub fn is_closed(&self) -> bool {
+        self.0.is_cancelled()
+    }
+    /// Resolves when it fires.
+    pub async fn closed(&self) {
+        self.0.cancelled().await
+    }
+}
+
+/// A dialled connection the caller owns: the typed client, how to close it, and the signal
+/// that fires when its transport drops.
+pub struct OwnedConnection<C> {
+    /// The typed client over the connection.
+    pub client: C,
+    dispose: Box<dyn FnOnce() + Send + Sync>,
+    closed: CloseSignal,
+}
+
+impl<C> OwnedConnection<C> {
+    /// Fires when the transport goes away (the served process exited, the socket closed).
+    pub fn on_close(&self) -> CloseSignal {
+        self.closed.clone()
+    }
+
+    /// Splits into the client, its disposer and its close signal.
+    pub fn into_parts(self) -> (C, Box<dyn FnOnce() + Send + Sync>, CloseSignal) {
+        (self.client, self.dispose, self.closed)
+    }
+
+    /// Closes the transport.
+    pub fn dispose(self) {
+        (self.dispose)()
+    }
+}
+
+impl<C> fmt::Debug for OwnedConnection<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedConnection")
+            .field("closed", &self.closed.is_closed())
+            .finish()
+    }
+}
+
+fn transport(outcome_unknown: bool, message: impl Into<String>) -> Failure {
+    Failure::new(FailureKind::Transport { outcome_unknown }, message)
+}
+
+struct Inner {
+    spec: &'static SurfaceSpec,
+    lines: mpsc::UnboundedSender<String>,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    watches: Mutex<HashMap<u64, mpsc::UnboundedSender<crate::member::Change>>>,
+    closed: CloseSignal,
+}
+
+/// A [`Dispatch`] over a wire connection: requests multiplexed by id, watches as frames.
+pub struct SocketDispatch {
+    inner: Arc<Inner>,
+}
+
+impl SocketDispatch {
+    fn send(&self, request: Request) -> Result<(u64, oneshot::Receiver<Reply>), Failure> {
+        if self.inner.closed.is_closed() {
+            return Err(transport(false, "the connection to the served surface is closed"));
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        let line = serde_json::to_string(&RequestFrame { id, request }).expect("requests serialize");
+        if self.inner.lines.send(line).is_err() {
+            self.inner
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+            return Err(transport(false, "the connection to the served surface is closed"));
+        }
+        Ok((id, rx))
+    }
+
+    async fn request(&self, request: Request) -> Result<Value, Failure> {
+        let (_, rx) = self.send(request)?;
+        match rx.await {
+            Ok(Reply::Ok(v)) => Ok(v),
+            Ok(Reply::Err(f)) => Err(f),
+            Ok(Reply::Change(_)) => Err(transport(
+                true,
+                "the served side answered a request with a change",
+            )),
+            // The reader dropped every pending request when the transport went away.
+            Err(_) => Err(transport(
+                true,
+                "the connection to the served surface dropped while the request was in flight",
+            )),
+        }
+    }
+}
+
+impl Dispatch for SocketDispatch {
+    fn spec(&self) -> &'static SurfaceSpec {
+        self.inner.spec
+    }
+    fn read<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
+        self.request(Request::Read {
+            member: member.to_owned(),
+        })
+        .boxed()
+    }
+    fn read_item<'a>(&'a self, member: &'a str, id: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
+        self.request(Request::ReadItem {
+            member: member.to_owned(),
+            item: id.to_owned(),
+        })
+        .boxed()
+    }
+    fn write<'a>(&'a self, member: &'a str, _write: Write) -> BoxFuture<'a, Result<(), Failure>> {
+        let f = Failure::new(
+            FailureKind::Unknown,
+            format!(
+                "writes to \"{member}\" do not cross the wire: change a served surface through its procedures"
+            ),
+        );
+        futures::future::ready(Err(f)).boxed()
+    }
+    fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
+        async move {
+            let (changes_tx, changes_rx) = mpsc::unbounded_channel();
+            let (id, ack) = self.send(Request::Watch {
+                member: member.to_owned(),
+            })?;
+            self.inner
+                .watches
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, changes_tx);
+            match ack.await {
+                Ok(Reply::Ok(_)) => {}
+                Ok(Reply::Err(f)) => {
+                    self.inner
+                        .watches
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&id);
+                    return Err(f);
+                }
+                _ => {
+                    return Err(transport(
+                        true,
+                        "the connection dropped while a watch was opening",
+                    ));
+                }
+            }
+            let guard = Unwatch {
+                inner: self.inner.clone(),
+                id,
+            };
+            let stream = futures::stream::unfold((changes_rx, guard), |(mut rx, guard)| async move {
+                rx.recv().await.map(|c| (c, (rx, guard)))
+            });
+            Ok(stream.boxed())
+        }
+        .boxed()
+    }
+    fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
+        self.request(Request::Call {
+            procedure: procedure.to_owned(),
+            input,
+        })
+        .boxed()
+    }
+}
+
+/// Closes the served side's feed when the local change stream is dropped.
+struct Unwatch {
+    inner: Arc<Inner>,
+    id: u64,
+}
+
+impl Drop for Unwatch {
+    fn drop(&mut self) {
+        self.inner
+            .watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+        if !self.inner.closed.is_closed() {
+            let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+            let frame = RequestFrame {
+                id,
+                request: Request::Unwatch { watch: self.id },
+            };
+            let _ = self
+                .inner
+                .lines
+                .send(serde_json::to_string(&frame).expect("requests serialize"));
+        }
+    }
+}
+
+/// Opens a connection to a served `S` over `reader`/`writer`: waits for the greeting and
+/// checks it names `S`. The returned signal fires when the transport goes away.
+async fn connect<S, R, W>(reader: R, writer: W) -> Result<(SocketDispatch, CloseSignal), Failure>
+where
+    S: Surface,
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let closed = CloseSignal::new();
+    let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
+    let mut sink = FramedWrite::new(writer, LinesCodec::new_with_max_length(MAX_FRAME));
+    let writer_closed = closed.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                line = lines_rx.recv() => {
+                    let Some(line) = line else { return };
+                    let mut ok = sink.feed(line).await.is_ok();
+                    while let (true, Ok(more)) = (ok, lines_rx.try_recv()) {
+                        ok = sink.feed(more).await.is_ok();
+                    }
+                    if !ok || SinkExt::<String>::flush(&mut sink).await.is_err() {
+                        writer_closed.close();
+                        return;
+                    }
+                }
+                _ = writer_closed.closed() => return,
+            }
+        }
+    });
+    let inner = Arc::new(Inner {
+        spec: &S::SPEC,
+        lines: lines_tx,
+        next_id: AtomicU64::new(1),
+        pending: Mutex::new(HashMap::new()),
+        watches: Mutex::new(HashMap::new()),
+        closed: closed.clone(),
+    });
+    let mut frames = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
+    let greeting = tokio::time::timeout(GREETING_TIMEOUT, frames.next()).await;
+    let hello: Hello = match greeting {
+        Ok(Some(Ok(line))) => match serde_json::from_str::<ReplyFrame>(&line) {
+            Ok(ReplyFrame {
+                id: 0,
+                reply: Reply::Ok(v),
+            }) => serde_json::from_value(v)
+                .map_err(|e| transport(false, format!("the served side's greeting did not decode: {e}")))?,
+            _ => {
+                return Err(transport(
+                    false,
+                    format!("the served side did not greet: {line:?}"),
+                ));
+            }
+        },
+        Ok(_) => {
+            return Err(transport(
+                false,
+                "the served side closed the connection before greeting",
+            ));
+        }
+        Err(_) => return Err(transport(false, "the served side did not greet within 10 s")),
+    };
+    if hello.surface != S::NAME || hello.wire != WIRE_VERSION {
+        closed.close();
+        return Err(transport(
+            false,
+            format!(
+                "the served side is {} (wire {}), not {} (wire {WIRE_VERSION})",
+                hello.surface,
+                hello.wire,
+                S::NAME
+            ),
+        ));
+    }
+    let reader_inner = inner.clone();
+    tokio::spawn(async move {
+        while let Some(Ok(line)) = frames.next().await {
+            let Ok(frame) = serde_json::from_str::<ReplyFrame>(&line) else {
+                continue;
+            };
+            match frame.reply {
+                Reply::Change(c) => {
+                    let watches = reader_inner
+                        .watches
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    if let Some(tx) = watches.get(&frame.id) {
+                        let _ = tx.send(c);
+                    }
+                }
+                reply => {
+                    let waiter = reader_inner
+                        .pending
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&frame.id);
+                    if let Some(tx) = waiter {
+                        let _ = tx.send(reply);
+                    }
+                }
+            }
+        }
+        // The transport is gone: every waiter learns its outcome is unknown, every watch ends.
+        reader_inner.closed.close();
+        reader_inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        reader_inner
+            .watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    });
+    Ok((SocketDispatch { inner }, closed))
+}
+
+/// Dials a surface served on a unix socket ([`super::serve_unix_socket`]).
+///
+/// ```no_run
+/// # async fn f<S: surface_runtime::Surface>() -> Result<(), surface_runtime::Failure> {
+/// let connection = surface_runtime::wire::dial_unix_socket::<S>("/tmp/ops.sock").await?;
+/// let on_close = connection.on_close();
+/// # Ok(()) }
+/// ```
+pub async fn dial_unix_socket<S: Surface>(
+    path: impl AsRef<Path>,
+) -> Result<OwnedConnection<S::Client>, Failure> {
+    let path = path.as_ref();
+    let stream = tokio::net::UnixStream::connect(path)
+        .await
+        .map_err(|e| transport(false, format!("could not dial {}: {e}", path.display())))?;
+    let (r, w) = stream.into_split();
+    let (dispatch, closed) = connect::<S, _, _>(r, w).await?;
+    let signal = closed.clone();
+    Ok(OwnedConnection {
+        client: S::Client::from_dispatch(Arc::new(dispatch)),
+        dispose: Box::new(move || signal.close()),
+        closed,
+    })
+}
+
+/// Spawns `command` (e.g. `ssh host app serve`) and dials the surface it serves on its stdio.
+/// Disposing the connection kills the child.
+pub async fn dial_child<S: Surface>(
+    mut command: tokio::process::Command,
+) -> Result<OwnedConnection<S::Client>, Failure> {
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| transport(false, format!("could not start the served process: {e}")))?;
+    let stdin = child.stdin.take().expect("piped");
+    let stdout = child.stdout.take().expect("piped");
+    let (dispatch, closed) = connect::<S, _, _>(stdout, stdin).await?;
+    let child = Arc::new(Mutex::new(Some(child)));
+    let reaper = child.clone();
+    let exit = closed.clone();
+    tokio::spawn(async move {
+        exit.closed().await;
+        if let Some(mut c) = reaper.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = c.start_kill();
+        }
+    });
+    let signal = closed.clone();
+    Ok(OwnedConnection {
+        client: S::Client::from_dispatch(Arc::new(dispatch)),
+        dispose: Box::new(move || {
+            signal.close();
+            if let Some(mut c) = child.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                let _ = c.start_kill();
+            }
+        }),
+        closed,
+    })
+}
