@@ -48,6 +48,8 @@ pub trait Surface: SurfaceProcedures {
         members: Self::MEMBERS,
         procedures: Self::PROCEDURES,
     };
+    /// The spec, by reference (what const evaluation of static bundles reads).
+    const SPEC_REF: &'static SurfaceSpec = &Self::SPEC;
 }
 impl<S: SurfaceProcedures> Surface for S {}
 

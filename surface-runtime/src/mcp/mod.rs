@@ -29,6 +29,7 @@ mod handler;
 mod http;
 mod link;
 mod results;
+mod static_bundle;
 mod stdio;
 
 pub use bundle::{BundleClient, Member, RootTools, Siblings};
@@ -38,6 +39,12 @@ pub use handler::{ClientFactory, Instructions};
 pub use http::{HttpOptions, HttpServer};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW, DialFactory, OwnedBundle};
 pub use results::{BRAND, branded, normalize};
+pub use static_bundle::{Roster, StaticTool};
+#[doc(hidden)]
+pub use static_bundle::{
+    StaticBundle as __StaticBundle, check_static_bundle as __check_static_bundle,
+    static_member as __static_member,
+};
 
 use crate::tool::BespokeTool;
 use generation::Fixed;
@@ -93,6 +100,14 @@ impl McpServer {
     /// Sets every sibling at once.
     pub fn siblings(mut self, siblings: Siblings) -> Self {
         self.siblings = siblings;
+        self
+    }
+
+    /// Takes a whole static roster built (and checked at compile time) by `bundle!`.
+    pub fn roster(mut self, roster: Roster) -> Self {
+        self.core = roster.core.or(self.core);
+        self.siblings.extend(roster.siblings);
+        self.root_tools.0.extend(roster.root.0);
         self
     }
 

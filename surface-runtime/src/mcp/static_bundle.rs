@@ -1,0 +1,424 @@
+//! Static bundles: where the roster is known at compile time, its collisions are compile
+//! errors. `bundle!` builds the roster and checks it in const evaluation with the same rules
+//! (and the same sentences) the boot-time composition applies.
+
+use super::bundle::{BundleClient, Member, RootTools, Siblings};
+use crate::expose::{ExposeEntry, Exposure};
+use crate::spec::{MemberKind, SurfaceSpec};
+use crate::surface::Surface;
+use crate::{BespokeTool, Expose};
+
+/// A tool whose name is known at compile time; `#[tool]` implements it.
+pub trait StaticTool {
+    /// The tool's declared name.
+    const NAME: &'static str;
+}
+
+/// One surface of a static bundle, as const evaluation sees it.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct StaticMember {
+    pub spec: &'static SurfaceSpec,
+    pub entries: &'static [ExposeEntry],
+    pub tools: &'static [&'static str],
+}
+
+#[doc(hidden)]
+pub const fn static_member<S: Surface>(expose: Expose<S>, tools: &'static [&'static str]) -> StaticMember {
+    StaticMember {
+        spec: S::SPEC_REF,
+        entries: expose.entries(),
+        tools,
+    }
+}
+
+/// A whole static bundle, as const evaluation sees it.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct StaticBundle {
+    pub core: Option<StaticMember>,
+    pub siblings: &'static [(&'static str, StaticMember)],
+    pub root: &'static [&'static str],
+}
+
+/// A static roster, checked at compile time by `bundle!`; hand it to
+/// [`super::McpServer::roster`].
+pub struct Roster {
+    /// The core.
+    pub core: Option<Member>,
+    /// The siblings.
+    pub siblings: Siblings,
+    /// The bundle-root tools.
+    pub root: RootTools,
+}
+
+impl Roster {
+    #[doc(hidden)]
+    pub fn __new() -> Self {
+        Roster {
+            core: None,
+            siblings: Siblings::new(),
+            root: RootTools::new(),
+        }
+    }
+    #[doc(hidden)]
+    pub fn __root<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
+        self.root = self.root.with(tool);
+        self
+    }
+}
+
+/// A tool name is a prefix (the sibling key, if any) and up to two words, joined by `_`.
+#[derive(Clone, Copy)]
+struct Name {
+    parts: [&'static str; 3],
+}
+
+impl Name {
+    const fn new(prefix: Option<&'static str>, a: &'static str, b: &'static str) -> Name {
+        match prefix {
+            Some(p) => Name { parts: [p, a, b] },
+            None => Name { parts: ["", a, b] },
+        }
+    }
+
+    const fn len(&self) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < 3 {
+            if !self.parts[i].is_empty() {
+                if n > 0 {
+                    n += 1;
+                }
+                n += self.parts[i].len();
+            }
+            i += 1;
+        }
+        n
+    }
+
+    /// The byte at `at` of the joined name.
+    const fn byte(&self, mut at: usize) -> u8 {
+        let mut i = 0;
+        let mut first = true;
+        while i < 3 {
+            let part = self.parts[i].as_bytes();
+            if !part.is_empty() {
+                if !first {
+                    if at == 0 {
+                        return b'_';
+                    }
+                    at -= 1;
+                }
+                if at < part.len() {
+                    return part[at];
+                }
+                at -= part.len();
+                first = false;
+            }
+            i += 1;
+        }
+        0
+    }
+
+    const fn eq(&self, other: &Name) -> bool {
+        let n = self.len();
+        if n != other.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < n {
+            if self.byte(i) != other.byte(i) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Clone, Copy)]
+enum Place {
+    Core,
+    Sibling(&'static str),
+    Root,
+}
+
+impl Place {
+    const fn of(sibling: Option<&'static str>) -> Place {
+        match sibling {
+            Some(k) => Place::Sibling(k),
+            None => Place::Core,
+        }
+    }
+}
+
+/// A tool name with where it comes from, for the sentence.
+#[derive(Clone, Copy)]
+struct Claim {
+    name: Name,
+    /// `"procedure"` or `"bespoke"`.
+    what: &'static str,
+    /// The procedure's or tool's own name.
+    word: &'static str,
+    place: Place,
+}
+
+struct Message {
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl Message {
+    const fn new() -> Message {
+        Message {
+            buf: [0; 512],
+            len: 0,
+        }
+    }
+    const fn push(mut self, s: &str) -> Message {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() && self.len < self.buf.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+    const fn push_name(mut self, name: &Name) -> Message {
+        let n = name.len();
+        let mut i = 0;
+        while i < n && self.len < self.buf.len() {
+            self.buf[self.len] = name.byte(i);
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+    const fn push_origin(self, c: &Claim) -> Message {
+        let m = self.push(c.what).push(" ").push(c.word);
+        match c.place {
+            Place::Sibling(k) => m.push(" on sibling \"").push(k).push("\""),
+            Place::Core => m.push(" on the core"),
+            Place::Root => m.push(" at the bundle root"),
+        }
+    }
+    const fn fail(&self) -> ! {
+        let (head, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(head) {
+            Ok(s) => panic!("{}", s),
+            Err(_) => panic!("surface: a static bundle was refused"),
+        }
+    }
+}
+
+const MAX_CLAIMS: usize = 512;
+
+/// Stops const evaluation with a sentence when a bundle has more tools than it checks.
+const fn room(n: usize) {
+    if n >= MAX_CLAIMS {
+        Message::new()
+            .push("a static bundle of more than 512 tools is too large to check at compile time: compose it at boot")
+            .fail();
+    }
+}
+
+const fn collect(
+    claims: &mut [Option<Claim>; MAX_CLAIMS],
+    mut n: usize,
+    member: &StaticMember,
+    sibling: Option<&'static str>,
+) -> usize {
+    let mut i = 0;
+    while i < member.entries.len() {
+        let entry = member.entries[i];
+        if let Exposure::Tool { .. } = entry.exposure {
+            let mut p = 0;
+            while p < member.spec.procedures.len() {
+                let proc = &member.spec.procedures[p];
+                if str_eq(proc.name, entry.key) {
+                    room(n);
+                    claims[n] = Some(Claim {
+                        name: Name::new(sibling, proc.namespace, proc.verb),
+                        what: "procedure",
+                        word: proc.name,
+                        place: Place::of(sibling),
+                    });
+                    n += 1;
+                }
+                p += 1;
+            }
+        }
+        i += 1;
+    }
+    let mut t = 0;
+    while t < member.tools.len() {
+        room(n);
+        claims[n] = Some(Claim {
+            name: Name::new(sibling, member.tools[t], ""),
+            what: "bespoke",
+            word: member.tools[t],
+            place: Place::of(sibling),
+        });
+        n += 1;
+        t += 1;
+    }
+    n
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Refuses, in const evaluation, what the boot-time composition would refuse.
+#[doc(hidden)]
+pub const fn check_static_bundle(bundle: &StaticBundle) {
+    if bundle.core.is_none() && bundle.siblings.is_empty() {
+        Message::new()
+            .push("a rooted bundle needs a core or at least one sibling, and this one has neither")
+            .fail();
+    }
+    if let Some(core) = &bundle.core {
+        let mut s = 0;
+        while s < bundle.siblings.len() {
+            let key = bundle.siblings[s].0;
+            let mut e = 0;
+            while e < core.entries.len() {
+                let entry = core.entries[e];
+                let mut m = 0;
+                while m < core.spec.members.len() {
+                    let member = &core.spec.members[m];
+                    if matches!(member.kind, MemberKind::Collection)
+                        && matches!(entry.exposure, Exposure::Resource)
+                        && str_eq(member.name, entry.key)
+                        && str_eq(member.name, key)
+                    {
+                        Message::new()
+                            .push("sibling key \"")
+                            .push(key)
+                            .push("\" equals the core collection \"")
+                            .push(key)
+                            .push("\": surface://collections/")
+                            .push(key)
+                            .push("/{id} would address both — rename the sibling")
+                            .fail();
+                    }
+                    m += 1;
+                }
+                e += 1;
+            }
+            s += 1;
+        }
+    }
+    let mut claims: [Option<Claim>; MAX_CLAIMS] = [None; MAX_CLAIMS];
+    let mut n = 0;
+    if let Some(core) = &bundle.core {
+        n = collect(&mut claims, n, core, None);
+    }
+    let mut s = 0;
+    while s < bundle.siblings.len() {
+        n = collect(&mut claims, n, &bundle.siblings[s].1, Some(bundle.siblings[s].0));
+        s += 1;
+    }
+    let mut r = 0;
+    while r < bundle.root.len() {
+        room(n);
+        claims[n] = Some(Claim {
+            name: Name::new(None, bundle.root[r], ""),
+            what: "bespoke",
+            word: bundle.root[r],
+            place: Place::Root,
+        });
+        n += 1;
+        r += 1;
+    }
+    let mut i = 0;
+    while i < n {
+        let Some(a) = claims[i] else { unreachable!() };
+        if a.name.len() > 64 {
+            Message::new()
+                .push("tool name \"")
+                .push_name(&a.name)
+                .push("\" (from ")
+                .push_origin(&a)
+                .push(") breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it")
+                .fail();
+        }
+        let mut j = i + 1;
+        while j < n {
+            let Some(b) = claims[j] else { unreachable!() };
+            if a.name.eq(&b.name) {
+                Message::new()
+                    .push("tool name \"")
+                    .push_name(&a.name)
+                    .push("\" is produced by both ")
+                    .push_origin(&a)
+                    .push(" and ")
+                    .push_origin(&b)
+                    .push(" — rename one")
+                    .fail();
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+/// Builds a static [`Roster`] and refuses its collisions at compile time: a sibling key equal
+/// to a core collection, any duplicate tool name across generated, sibling and root tools
+/// (naming both claimants), a tool name over 64 characters.
+///
+/// ```
+/// # use surface_runtime as surface;
+/// # use surface_runtime::{Expose, mcp::Roster};
+/// # fn f<C: surface::Surface, T: surface::Surface>(core: Expose<C>, tenant: Expose<T>) -> Roster {
+/// surface::bundle! {
+///     core: core;
+///     siblings: { "a" => tenant, "b" => tenant };
+///     root: [];
+/// }
+/// # }
+/// ```
+#[macro_export]
+macro_rules! bundle {
+    (
+        $(core: $core:expr $(, tools: [$($core_tool:path),* $(,)?])? ;)?
+        siblings: { $($key:literal => $sibling:expr $(, tools: [$($sibling_tool:path),* $(,)?])?),* $(,)? } ;
+        root: [$($root_tool:path),* $(,)?] $(;)?
+    ) => {{
+        const _: () = $crate::mcp::__check_static_bundle(&$crate::mcp::__StaticBundle {
+            core: $crate::__bundle_option!($( $crate::mcp::__static_member($core, &[$($(<$core_tool as $crate::mcp::StaticTool>::NAME),*)?]) )?),
+            siblings: &[$(($key, $crate::mcp::__static_member($sibling, &[$($(<$sibling_tool as $crate::mcp::StaticTool>::NAME),*)?]))),*],
+            root: &[$(<$root_tool as $crate::mcp::StaticTool>::NAME),*],
+        });
+        let mut roster = $crate::mcp::Roster::__new();
+        $( roster.core = ::core::option::Option::Some($crate::mcp::Member::new($core)$($(.tool($core_tool))*)?); )?
+        $( roster.siblings.insert(::std::string::String::from($key), $crate::mcp::Member::new($sibling)$($(.tool($sibling_tool))*)?); )*
+        $( roster = roster.__root($root_tool); )*
+        roster
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __bundle_option {
+    () => {
+        ::core::option::Option::None
+    };
+    ($e:expr) => {
+        ::core::option::Option::Some($e)
+    };
+}
