@@ -239,7 +239,10 @@ impl<T: MemberValue> LiveMember for Cell<T> {
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
         match write {
-            Write::Set(v) => Ok(self.set(decode("value", v)?)),
+            Write::Set(v) => {
+                self.set(decode("value", v)?);
+                Ok(())
+            }
             other => Err(wrong_write(MemberKind::Cell, &other)),
         }
     }
@@ -496,7 +499,10 @@ impl<C: MemberValue> LiveMember for Stream<C> {
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
         match write {
-            Write::Push(v) => Ok(self.push(decode("chunk", v)?)),
+            Write::Push(v) => {
+                self.push(decode("chunk", v)?);
+                Ok(())
+            }
             other => Err(wrong_write(MemberKind::Stream, &other)),
         }
     }
@@ -556,7 +562,10 @@ impl<T: MemberValue> LiveMember for Event<T> {
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
         match write {
-            Write::Publish(v) => Ok(self.publish(decode("event", v)?)),
+            Write::Publish(v) => {
+                self.publish(decode("event", v)?);
+                Ok(())
+            }
             other => Err(wrong_write(MemberKind::Event, &other)),
         }
     }
