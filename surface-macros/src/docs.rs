@@ -22,3 +22,18 @@ pub fn doc_text(attrs: &[Attribute]) -> String {
         .collect();
     text.join("\n").trim().to_owned()
 }
+
+/// `text` as `#[doc]` attributes, one per line, each with the leading space `///` gives, so the
+/// expansion reads (and prints) like hand-written doc comments.
+pub fn doc_attrs(text: &str) -> proc_macro2::TokenStream {
+    text.lines()
+        .map(|line| {
+            let line = if line.is_empty() {
+                String::new()
+            } else {
+                format!(" {line}")
+            };
+            quote::quote!(#[doc = #line])
+        })
+        .collect()
+}

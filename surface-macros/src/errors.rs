@@ -40,10 +40,6 @@ impl Errors {
         r.map_err(|e| self.push(e)).ok()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.errors.is_empty()
-    }
-
     /// Every error as `compile_error!` invocations.
     pub fn to_compile_errors(&self) -> TokenStream {
         self.errors.iter().map(syn::Error::to_compile_error).collect()
@@ -81,19 +77,29 @@ pub fn unknown_word(word: &str, place: &str, valid: &[&str]) -> String {
     )
 }
 
+/// Optimal string alignment distance: Levenshtein plus adjacent transpositions (`kye` → `key`
+/// is one edit, as rustc counts it).
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
+    // d[i][j]: the distance between a[..i] and b[..j].
+    let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -104,6 +110,8 @@ mod tests {
     fn suggests_close_words_only() {
         assert_eq!(did_you_mean("mutate", ["mutates", "read_only"]), Some("mutates"));
         assert_eq!(did_you_mean("zzz", ["mutates", "read_only"]), None);
+        assert_eq!(did_you_mean("kye", ["key"]), Some("key"));
+        assert_eq!(did_you_mean("resourse", ["resource", "tool"]), Some("resource"));
         assert_eq!(one_of(&["a", "b", "c"]), "`a`, `b` or `c`");
     }
 }

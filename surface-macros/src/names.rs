@@ -1,23 +1,41 @@
 //! Every name the macros invent, in one place, shared by `#[surface]` and `expose!`.
 //!
-//! `#[surface]` gives each member and procedure a hidden associated constant on the surface
-//! type; `expose!` names those constants with the user's key span, so a misspelt key fails name
-//! resolution at the key (and rustc suggests the close name) wherever the type is in scope.
+//! `#[surface]` gives the surface type two hidden constants whose *fields* are its keys:
+//! `Ops::__SURFACE_MEMBERS.load` (one field per member, named like it) and
+//! `Ops::__SURFACE_PROCEDURES.proc.spawn` (one field per namespace, then one per verb).
+//! `expose!` reads those fields with the user's key span, so a misspelt key fails field lookup
+//! at the key and rustc suggests the close name, wherever the surface type is in scope.
 
 use proc_macro2::{Ident, Span};
 use quote::format_ident;
 
-pub const MEMBER_PREFIX: &str = "__surface_member_";
-pub const PROCEDURE_PREFIX: &str = "__surface_procedure_";
+/// The hidden constant on the surface whose fields are its members.
+pub const MEMBERS_CONST: &str = "__SURFACE_MEMBERS";
+/// The hidden constant on the surface whose fields are its procedure namespaces.
+pub const PROCEDURES_CONST: &str = "__SURFACE_PROCEDURES";
 
-/// `load` → `__surface_member_load`
-pub fn member_marker(name: &str, span: Span) -> Ident {
-    Ident::new(&format!("{MEMBER_PREFIX}{name}"), span)
+/// Words that cannot be a member, namespace or verb, not even as raw identifiers.
+const UNUSABLE: &[&str] = &["self", "Self", "super", "crate", "_"];
+
+/// `Ops` → `OpsMembers`, the type of `Ops::__SURFACE_MEMBERS`.
+pub fn members_keys(surface: &Ident) -> Ident {
+    format_ident!("{}Members", surface)
 }
 
-/// `proc.spawn` → `__surface_procedure_proc__spawn` (injective: segments never hold `__`).
-pub fn procedure_marker(name: &str, span: Span) -> Ident {
-    Ident::new(&format!("{PROCEDURE_PREFIX}{}", name.replace('.', "__")), span)
+/// `Ops` → `OpsNamespaces`, the type of `Ops::__SURFACE_PROCEDURES`.
+pub fn namespaces_keys(surface: &Ident) -> Ident {
+    format_ident!("{}Namespaces", surface)
+}
+
+/// `Ops` + `proc` → `OpsProcVerbs`, the type of `Ops::__SURFACE_PROCEDURES.proc`.
+pub fn verbs_keys(surface: &Ident, ns: &str) -> Ident {
+    format_ident!("{}{}Verbs", surface, camel(ns))
+}
+
+/// The field of `OpsNamespaces` for namespace `ns` (`proc` → `proc`, `a.b` → `a__b`;
+/// injective, since segments never hold `__`).
+pub fn namespace_field(ns: &str, span: Span) -> Ident {
+    method(&ns.replace('.', "__"), span)
 }
 
 /// `Ops` → `OpsClient`
@@ -49,8 +67,12 @@ pub fn procedures(surface: &Ident) -> Ident {
 
 /// `Ops` + `proc` → `OpsProcNamespace`; `a.b_c` → `OpsABCNamespace`
 pub fn namespace(surface: &Ident, ns: &str) -> Ident {
-    let camel: String = ns
-        .split(['.', '_'])
+    format_ident!("{}{}Namespace", surface, camel(ns))
+}
+
+/// `a.b_c` → `ABC`
+fn camel(ns: &str) -> String {
+    ns.split(['.', '_'])
         .map(|seg| {
             let mut chars = seg.chars();
             chars
@@ -58,11 +80,16 @@ pub fn namespace(surface: &Ident, ns: &str) -> Ident {
                 .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
                 .unwrap_or_default()
         })
-        .collect();
-    format_ident!("{}{}Namespace", surface, camel)
+        .collect()
 }
 
-/// A method name for a namespace or verb (`a.b` → `a_b`; keywords become raw identifiers).
+/// Whether `word` can name a member, namespace or verb (as a raw identifier if need be).
+pub fn usable(word: &str) -> bool {
+    !UNUSABLE.contains(&word)
+}
+
+/// A method or field name for a member, namespace or verb (`a.b` → `a_b`; keywords become raw
+/// identifiers). `word` must be [`usable`].
 pub fn method(word: &str, span: Span) -> Ident {
     let word = word.replace('.', "_");
     match syn::parse_str::<Ident>(&word) {
@@ -104,6 +131,11 @@ pub fn check_procedure_name(name: &str) -> Result<(), String> {
                 "procedure name \"{name}\" has an illegal segment \"{seg}\": each segment is a letter followed by letters, digits and single underscores"
             ));
         }
+        if !usable(seg) {
+            return Err(format!(
+                "procedure name \"{name}\" has the reserved segment \"{seg}\": it cannot name a client method"
+            ));
+        }
     }
     Ok(())
 }
@@ -136,13 +168,19 @@ mod tests {
     }
 
     #[test]
-    fn markers_are_injective_over_valid_names() {
-        let a = procedure_marker("a.b_c", Span::call_site()).to_string();
-        let b = procedure_marker("a_b.c", Span::call_site()).to_string();
+    fn key_fields_are_injective_over_valid_names() {
+        let a = namespace_field("a.b", Span::call_site()).to_string();
+        let b = namespace_field("a_b", Span::call_site()).to_string();
         assert_ne!(a, b);
+        assert_eq!(namespace_field("type", Span::call_site()).to_string(), "r#type");
         assert_eq!(
             namespace(&format_ident!("Ops"), "proc").to_string(),
             "OpsProcNamespace"
         );
+        assert_eq!(
+            verbs_keys(&format_ident!("Ops"), "proc").to_string(),
+            "OpsProcVerbs"
+        );
+        assert!(check_procedure_name("proc.self").is_err());
     }
 }

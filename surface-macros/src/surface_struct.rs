@@ -5,17 +5,20 @@
 //! Pipeline: parse the fields into a [`Model`] → validate (every error, spanned at the user's
 //! token) → expand. Expansion rewrites each member's type to its live container
 //! (`#[cell] load: Load` becomes `load: ::surface::Cell<Load>`), implements
-//! `SurfaceMembers`, adds `Ops::SPEC`, one hidden marker constant per member for `expose!`, and
-//! the typed client `OpsClient`. On error the struct is still emitted (with our attributes
-//! stripped) so one mistake gives one error.
+//! `SurfaceMembers`, adds `Ops::SPEC`, the hidden `Ops::__SURFACE_MEMBERS` whose fields
+//! `expose!` checks member keys against, the typed client `OpsClient` and `OpsProcedures`
+//! (whose namespaces the impl block's expansion adds). A mistake in one member is reported and
+//! the rest still expands; a mistake in the struct itself leaves the struct (our attributes
+//! stripped) emitted alone. Either way one mistake gives one error.
 
-use crate::docs::doc_text;
+use crate::docs::{doc_attrs, doc_text};
 use crate::errors::{Errors, unknown_word};
 use crate::names;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Fields, Ident, ItemStruct, Meta, Type};
 
@@ -61,16 +64,23 @@ struct CollectionArgs {
 
 struct Member {
     ident: Ident,
+    /// The member's key: the field name without `r#`.
+    name: String,
     kind: Kind,
     value: Type,
+    /// The key type of a collection (`String` stands in when it was left out, as reported).
     key: Option<Type>,
     doc: String,
     cfgs: Vec<Attribute>,
+    /// Whether its name is reserved by the client (reported; the member gets no accessor).
+    reserved: bool,
 }
 
 struct Model {
     item: ItemStruct,
     members: Vec<Member>,
+    /// A mistake in the struct itself (not in one member): nothing but the struct is emitted.
+    fatal: bool,
 }
 
 pub fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
@@ -79,17 +89,26 @@ pub fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
         errors.at(&args, "`#[surface]` on a struct takes no arguments");
     }
     let model = parse(item, &mut errors);
-    let output = emit(&model, errors.is_empty());
+    // A mistake in one member is reported and that member still expands (with a stand-in key
+    // type if its key is missing), so the client, the spec and `expose!` keys all exist and the
+    // one mistake gives one error.
+    let output = if model.fatal {
+        model.item.to_token_stream()
+    } else {
+        emit(&model)
+    };
     let compile_errors = errors.to_compile_errors();
     quote! { #output #compile_errors }
 }
 
 fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
+    let mut fatal = false;
     if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
         errors.at(
             &item.generics,
             "a surface cannot be generic: its spec is one constant",
         );
+        fatal = true;
     }
     let mut members = Vec::new();
     match &mut item.fields {
@@ -115,9 +134,11 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                 let ident = field.ident.clone().expect("named field");
                 let word = attr.path().get_ident().expect("checked above").to_string();
                 let kind = Kind::from_word(&word).expect("checked above");
-                let key = parse_kind_args(attr, kind, errors);
-                let name = ident.to_string();
-                if RESERVED.contains(&name.as_str()) {
+                let key = parse_kind_args(attr, kind, errors)
+                    .or_else(|| (kind == Kind::Collection).then(|| syn::parse_quote!(::std::string::String)));
+                let name = ident.unraw().to_string();
+                let reserved = RESERVED.contains(&name.as_str());
+                if reserved {
                     errors.at(
                         &ident,
                         format!("`{name}` is reserved by the generated client: rename this member"),
@@ -133,17 +154,22 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     .collect();
                 members.push(Member {
                     ident,
+                    name,
                     kind,
                     value,
                     key,
                     doc: doc_text(&field.attrs),
                     cfgs,
+                    reserved,
                 });
             }
         }
-        _ => errors.at(&item.ident, "`#[surface]` needs a struct with named fields"),
+        _ => {
+            errors.at(&item.ident, "`#[surface]` needs a struct with named fields");
+            fatal = true;
+        }
     }
-    Model { item, members }
+    Model { item, members, fatal }
 }
 
 /// Reads the arguments of `#[cell]`, `#[collection(key = K)]`, `#[stream]`, `#[event]`.
@@ -195,52 +221,67 @@ fn container_type(kind: Kind, value: &Type, key: Option<&Type>) -> Type {
     let tokens = match (kind, key) {
         (Kind::Cell, _) => quote_spanned!(span=> ::surface::Cell<#value>),
         (Kind::Collection, Some(key)) => quote_spanned!(span=> ::surface::Collection<#key, #value>),
-        // A collection without a key was reported; keep the field typed so nothing else errs.
-        (Kind::Collection, None) => {
-            quote_spanned!(span=> ::surface::Collection<::std::string::String, #value>)
-        }
+        (Kind::Collection, None) => unreachable!("a stand-in key was given"),
         (Kind::Stream, _) => quote_spanned!(span=> ::surface::Stream<#value>),
         (Kind::Event, _) => quote_spanned!(span=> ::surface::Event<#value>),
     };
     syn::parse2(tokens).expect("a path type")
 }
 
+/// `TypeSpec { rust: "Load", schema: schema_of::<Load> }`, spanned at the type.
 fn type_spec(ty: &Type) -> TokenStream {
     let rust = ty.to_token_stream().to_string().replace(' ', "");
-    quote! {
+    quote_spanned! {ty.span()=>
         ::surface::TypeSpec { rust: #rust, schema: ::surface::__private::schema_of::<#ty> }
     }
 }
 
-fn emit(model: &Model, valid: bool) -> TokenStream {
+/// The checks of one member's types, each spanned at the user's type.
+///
+/// Every generated body that needs a member's types to qualify starts with these: rustc then
+/// reports a type that does not qualify once, with the message of `MemberValue`/`MemberKey`,
+/// and drops the errors of the same type at the same span that these imply.
+fn member_checks(m: &Member) -> TokenStream {
+    let value = &m.value;
+    let value = quote_spanned!(value.span()=> ::surface::__private::assert_member_value::<#value>(););
+    let key = m
+        .key
+        .as_ref()
+        .map(|k| quote_spanned!(k.span()=> ::surface::__private::assert_member_key::<#k>();));
+    quote!(#value #key)
+}
+
+fn emit(model: &Model) -> TokenStream {
     let item = &model.item;
     let ident = &item.ident;
-    if !valid {
-        // Keep the user's struct (attributes stripped) so the rest of their crate still checks.
-        return item.to_token_stream();
-    }
     let vis = &item.vis;
     let name = ident.to_string();
     let doc = doc_text(&item.attrs);
     let client = names::client(ident);
     let procedures = names::procedures(ident);
+    let members_keys = names::members_keys(ident);
+    let members_const = Ident::new(names::MEMBERS_CONST, Span::call_site());
+    let members = &model.members;
+    // `Ops` spanned like the rest of the expansion, so the error of a surface without its
+    // `#[surface]` impl block (in `SPEC` and in `direct`) is one error at the attribute.
+    let mut surface = ident.clone();
+    surface.set_span(Span::call_site());
 
-    let assertions = model.members.iter().map(|m| {
-        let value = &m.value;
-        let key = m
-            .key
-            .as_ref()
-            .map(|k| quote_spanned!(k.span()=> ::surface::__private::assert_member_key::<#k>();));
-        let cfgs = &m.cfgs;
-        quote_spanned! {value.span()=>
-            #(#cfgs)*
-            ::surface::__private::assert_member_value::<#value>();
-            #key
-        }
-    });
+    let checks: Vec<TokenStream> = members
+        .iter()
+        .map(|m| {
+            let cfgs = &m.cfgs;
+            let checks = member_checks(m);
+            if cfgs.is_empty() {
+                checks
+            } else {
+                quote!(#(#cfgs)* { #checks })
+            }
+        })
+        .collect();
 
-    let specs = model.members.iter().map(|m| {
-        let member = m.ident.to_string();
+    let specs = members.iter().map(|m| {
+        let member = &m.name;
         let kind = m.kind.variant();
         let doc = &m.doc;
         let value = type_spec(&m.value);
@@ -264,83 +305,95 @@ fn emit(model: &Model, valid: bool) -> TokenStream {
         }
     });
 
-    let arms = model.members.iter().map(|m| {
+    let arms = members.iter().map(|m| {
         let field = &m.ident;
-        let member = field.to_string();
+        let member = &m.name;
         let cfgs = &m.cfgs;
-        quote!(#(#cfgs)* #member => ::core::option::Option::Some(&self.#field),)
+        // Spanned at the value type, like its check, so a value that does not qualify is
+        // reported once.
+        let mut field = field.clone();
+        field.set_span(m.value.span());
+        let live = quote_spanned!(m.value.span()=> &self.#field);
+        quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live),)
     });
 
-    let markers = model.members.iter().map(|m| {
-        let marker = names::member_marker(&m.ident.to_string(), m.ident.span());
+    let key_fields = members.iter().map(|m| {
+        let field = &m.ident;
         let kind = m.kind.variant();
         let cfgs = &m.cfgs;
-        quote! {
-            #(#cfgs)*
-            #[doc(hidden)]
-            pub const #marker: ::surface::__private::kind::#kind = ::surface::__private::kind::#kind;
-        }
+        quote!(#(#cfgs)* pub #field: ::surface::__private::kind::#kind,)
+    });
+    let key_values = members.iter().map(|m| {
+        let field = &m.ident;
+        let kind = m.kind.variant();
+        let cfgs = &m.cfgs;
+        quote!(#(#cfgs)* #field: ::surface::__private::kind::#kind,)
     });
 
-    let accessors = model.members.iter().map(|m| {
+    let accessors = members.iter().filter(|m| !m.reserved).map(|m| {
         let field = &m.ident;
-        let member = field.to_string();
+        let member = &m.name;
         let value = &m.value;
         let cfgs = &m.cfgs;
-        let doc = if m.doc.is_empty() {
+        let checks = member_checks(m);
+        let doc = doc_attrs(&if m.doc.is_empty() {
             format!("The `{member}` member.")
         } else {
             m.doc.clone()
+        });
+        let (ty, client) = match m.kind {
+            Kind::Cell => (quote!(::surface::CellClient<'_, #value>), quote!(CellClient)),
+            Kind::Collection => {
+                let key = &m.key;
+                (
+                    quote!(::surface::CollectionClient<'_, #key, #value>),
+                    quote!(CollectionClient),
+                )
+            }
+            Kind::Stream => (quote!(::surface::StreamClient<'_, #value>), quote!(StreamClient)),
+            Kind::Event => (quote!(::surface::EventClient<'_, #value>), quote!(EventClient)),
         };
-        let (ty, new) = match (m.kind, &m.key) {
-            (Kind::Cell, _) => (
-                quote!(::surface::CellClient<'_, #value>),
-                quote!(::surface::CellClient::__new),
-            ),
-            (Kind::Collection, Some(k)) => (
-                quote!(::surface::CollectionClient<'_, #k, #value>),
-                quote!(::surface::CollectionClient::__new),
-            ),
-            (Kind::Collection, None) => unreachable!("reported as an error"),
-            (Kind::Stream, _) => (
-                quote!(::surface::StreamClient<'_, #value>),
-                quote!(::surface::StreamClient::__new),
-            ),
-            (Kind::Event, _) => (
-                quote!(::surface::EventClient<'_, #value>),
-                quote!(::surface::EventClient::__new),
-            ),
+        // Spanned at the value type, like its check (see `member_checks`).
+        let new = quote_spanned! {value.span()=>
+            ::surface::#client::__new(&**::surface::SurfaceClient::dispatch(self), #member)
         };
         quote! {
             #(#cfgs)*
-            #[doc = #doc]
+            #doc
             pub fn #field(&self) -> #ty {
-                #new(&**::surface::SurfaceClient::dispatch(self), #member)
+                #checks
+                #new
             }
         }
     });
 
-    let client_doc = format!(
+    let client_doc = doc_attrs(&format!(
         "The typed client of [`{name}`]: one method per member, procedures by namespace.\n\n\
-         Procedure namespaces are reached through [`{procedures}`] (`client.procedures()`), \
+         Procedure namespaces are reached through [`{procedures}`] (`client.procedures()`),\n\
          and directly on the client unless a member has the same name."
-    );
+    ));
+    let procedures_doc = doc_attrs(&format!(
+        "The procedure namespaces of [`{name}`], for its typed client."
+    ));
+    let members_keys_doc = doc_attrs(&format!(
+        "The members of [`{name}`], one field each: what `expose!` checks its keys against."
+    ));
 
     quote! {
         #item
-
-        const _: () = {
-            #(#assertions)*
-        };
 
         #[automatically_derived]
         impl ::surface::SurfaceMembers for #ident {
             const NAME: &'static str = #name;
             const DOC: &'static str = #doc;
-            const MEMBERS: &'static [::surface::MemberSpec] = &[#(#specs),*];
+            const MEMBERS: &'static [::surface::MemberSpec] = {
+                #(#checks)*
+                &[#(#specs),*]
+            };
             type Client = #client;
 
             fn member(&self, name: &str) -> ::core::option::Option<&dyn ::surface::LiveMember> {
+                #(#checks)*
                 match name {
                     #(#arms)*
                     _ => ::core::option::Option::None,
@@ -348,14 +401,22 @@ fn emit(model: &Model, valid: bool) -> TokenStream {
             }
         }
 
-        #[allow(non_upper_case_globals)]
         impl #ident {
             /// The spec of this surface: every member and procedure with its kind, types and schemas.
             pub const SPEC: ::surface::SurfaceSpec = <Self as ::surface::Surface>::SPEC;
-            #(#markers)*
+            #[doc(hidden)]
+            #[allow(dead_code)]
+            pub const #members_const: #members_keys = #members_keys { #(#key_values)* };
         }
 
-        #[doc = #client_doc]
+        #members_keys_doc
+        #[doc(hidden)]
+        #[allow(dead_code)]
+        #vis struct #members_keys {
+            #(#key_fields)*
+        }
+
+        #client_doc
         #[derive(Clone)]
         #vis struct #client {
             procedures: #procedures,
@@ -365,10 +426,10 @@ fn emit(model: &Model, valid: bool) -> TokenStream {
         impl ::surface::SurfaceClient for #client {
             type Surface = #ident;
             fn from_dispatch(dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>) -> Self {
-                #client { procedures: #procedures::__from_dispatch(dispatch) }
+                #client { procedures: #procedures { dispatch } }
             }
             fn dispatch(&self) -> &::surface::__private::Arc<dyn ::surface::Dispatch> {
-                self.procedures.__dispatch()
+                &self.procedures.dispatch
             }
         }
 
@@ -379,6 +440,7 @@ fn emit(model: &Model, valid: bool) -> TokenStream {
             }
             /// The client of `surface`, in this process.
             pub fn direct(surface: ::surface::__private::Arc<#ident>) -> Self {
+                let _ = <#surface as ::surface::Surface>::SPEC;
                 ::surface::DirectDispatch::client(surface)
             }
             /// Every procedure namespace.
@@ -392,6 +454,19 @@ fn emit(model: &Model, valid: bool) -> TokenStream {
             type Target = #procedures;
             fn deref(&self) -> &#procedures {
                 &self.procedures
+            }
+        }
+
+        #procedures_doc
+        #[derive(Clone)]
+        #vis struct #procedures {
+            dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>,
+        }
+
+        impl #procedures {
+            #[doc(hidden)]
+            pub fn __dispatch(&self) -> &::surface::__private::Arc<dyn ::surface::Dispatch> {
+                &self.dispatch
             }
         }
     }

@@ -6,9 +6,10 @@
 //! the function unchanged plus a unit struct `NameTool` (`count` → `CountTool`) implementing
 //! `BespokeTool<Client = C>` by calling it. A companion type, rather than turning the function
 //! into a unit struct, keeps `count` an ordinary function and never shadows a `let count`
-//! binding. On error the function is emitted unchanged.
+//! binding. A mistake in the attribute is reported and the tool still expands; a mistake in
+//! the signature is reported and the function is emitted alone.
 
-use crate::docs::doc_text;
+use crate::docs::{doc_attrs, doc_text};
 use crate::errors::{Errors, unknown_word};
 use crate::names;
 use darling::FromMeta;
@@ -16,6 +17,7 @@ use darling::ast::NestedMeta;
 use darling::util::Flag;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ItemFn, LitStr, ReturnType, Type};
 
@@ -32,10 +34,6 @@ struct ToolArgs {
 pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
     let mut errors = Errors::new();
     let args = parse_args(args, &mut errors);
-    let sig = &item.sig;
-    if sig.asyncness.is_none() {
-        errors.at(sig.fn_token, "a tool must be an `async fn`");
-    }
     if args.mutates.is_present() && args.read_only.is_present() {
         errors.push(syn::Error::new(
             args.read_only.span(),
@@ -47,6 +45,15 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
     {
         errors.at(render, unknown_word(&render.to_string(), "`render`", &["image"]));
     }
+    // A mistake in the attribute is reported and the tool still expands (the word left out),
+    // so code naming the tool does not fail too; a mistake in the signature leaves the
+    // function alone.
+    let mut signature_ok = true;
+    let sig = &item.sig;
+    if sig.asyncness.is_none() {
+        errors.at(sig.fn_token, "a tool must be an `async fn`");
+        signature_ok = false;
+    }
     let params = parse_params(&item, &mut errors);
     let output = match &sig.output {
         ReturnType::Type(_, ty) => Some((**ty).clone()),
@@ -56,10 +63,11 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
         }
     };
     let compile_errors = errors.to_compile_errors();
-    match (params, output, errors.is_empty()) {
+    let output = match (params, output, signature_ok) {
         (Some(params), Some(output), true) => emit(&item, &args, &params, &output),
-        _ => quote! { #item #compile_errors },
-    }
+        _ => item.to_token_stream(),
+    };
+    quote! { #output #compile_errors }
 }
 
 fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
@@ -141,7 +149,7 @@ fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
 fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> TokenStream {
     let vis = &item.vis;
     let ident = &item.sig.ident;
-    let name = ident.to_string();
+    let name = ident.unraw().to_string();
     let tool = names::tool(ident);
     let doc = doc_text(&item.attrs);
     let mutates = !args.read_only.is_present();
@@ -152,8 +160,8 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     let client_ty = &params.client;
     let (input_schema, decode, args_pass) = match &params.args {
         Some(ty) => (
-            quote!(::surface::__private::input_schema_of::<#ty>),
-            quote!(let args = ::surface::__private::decode_input::<#ty>(args)?;),
+            quote_spanned!(ty.span()=> ::surface::__private::input_schema_of::<#ty>),
+            quote_spanned!(ty.span()=> let args = ::surface::__private::decode_input::<#ty>(args)?;),
             quote!(args,),
         ),
         None => (
@@ -168,42 +176,51 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     } else {
         quote!(let _ = cancel;)
     };
-    let input_assert = params
+    // Every body that needs the input or output type to qualify starts with its check, spanned
+    // at the user's type, so a type that does not qualify is reported once (see
+    // `surface_struct::member_checks`).
+    let input_check = params
         .args
         .as_ref()
         .map(|ty| quote_spanned!(ty.span()=> ::surface::__private::assert_input::<#ty>();));
-    let render_assert = args
+    let output_check = quote_spanned!(output.span()=> ::surface::__private::assert_tool_result::<#output>(););
+    let render_check = args
         .render
         .as_ref()
         .map(|r| quote_spanned!(r.span()=> ::surface::__private::assert_renders_image::<#output>();));
-    let output_assert =
-        quote_spanned!(output.span()=> ::surface::__private::assert_tool_result::<#output>(););
-    let struct_doc = format!("The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`).");
+
+    // Spanned at the return type, like its check.
+    let mut function = ident.clone();
+    function.set_span(output.span());
+    let answer = quote_spanned! {output.span()=>
+        ::surface::__private::ToolResult::into_output(#function(#args_pass client #cancel_pass).await)
+    };
+    let struct_doc = doc_attrs(&format!(
+        "The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`)."
+    ));
 
     quote! {
         #item
 
-        #[doc = #struct_doc]
+        #struct_doc
         #[derive(Clone, Copy, Debug, Default)]
         #vis struct #tool;
-
-        const _: () = {
-            #input_assert
-            #output_assert
-            #render_assert
-        };
 
         #[automatically_derived]
         impl ::surface::BespokeTool for #tool {
             type Client = #client_ty;
 
             fn descriptor(&self) -> &'static ::surface::ToolDescriptor {
-                const DESCRIPTOR: ::surface::ToolDescriptor = ::surface::ToolDescriptor {
-                    name: #name,
-                    title: #title,
-                    description: #doc,
-                    mutates: #mutates,
-                    input: #input_schema,
+                const DESCRIPTOR: ::surface::ToolDescriptor = {
+                    #input_check
+                    #render_check
+                    ::surface::ToolDescriptor {
+                        name: #name,
+                        title: #title,
+                        description: #doc,
+                        mutates: #mutates,
+                        input: #input_schema,
+                    }
                 };
                 &DESCRIPTOR
             }
@@ -215,9 +232,11 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
                 cancel: ::surface::CancellationToken,
             ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::ToolOutput, ::surface::Failure>> {
                 ::surface::__private::FutureExt::boxed(async move {
+                    #input_check
+                    #output_check
                     #decode
                     #cancel_unused
-                    ::surface::__private::ToolResult::into_output(#ident(#args_pass client #cancel_pass).await)
+                    #answer
                 })
             }
         }

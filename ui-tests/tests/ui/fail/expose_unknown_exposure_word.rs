@@ -22,8 +22,6 @@ impl Ops {
     }
 }
 
-const EXPOSE: Expose<Ops> = expose!(Ops {
-    load: resourse,
-});
+const EXPOSE: Expose<Ops> = expose!(Ops { load: resourse });
 
 fn main() {}

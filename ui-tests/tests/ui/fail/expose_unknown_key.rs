@@ -22,8 +22,6 @@ impl Ops {
     }
 }
 
-const EXPOSE: Expose<Ops> = expose!(Ops {
-    lod: resource,
-});
+const EXPOSE: Expose<Ops> = expose!(Ops { lod: resource });
 
 fn main() {}

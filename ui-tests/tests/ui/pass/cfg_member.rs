@@ -27,7 +27,10 @@ impl Ops {}
 fn main() {
     let names: Vec<_> = Ops::SPEC.members.iter().map(|m| m.name).collect();
     assert_eq!(names, ["load", "always"]);
-    let ops = Ops { load: surface::Cell::new(Load { cpu: 0.0 }), always: surface::Stream::new() };
+    let ops = Ops {
+        load: surface::Cell::new(Load { cpu: 0.0 }),
+        always: surface::Stream::new(),
+    };
     assert!(surface::SurfaceMembers::member(&ops, "never").is_none());
     assert!(surface::SurfaceMembers::member(&ops, "always").is_some());
 }

@@ -21,18 +21,25 @@ pub struct Ops {
 impl Ops {
     #[procedure("load.sample")]
     async fn sample(&self) -> Result<Load, Infallible> {
-        Ok(Load { cpu: self.load.get().cpu * 2.0 })
+        Ok(Load {
+            cpu: self.load.get().cpu * 2.0,
+        })
     }
 }
 
 fn main() {
-    let ops = Ops { load: surface::Cell::new(Load { cpu: 0.25 }) };
+    let ops = Ops {
+        load: surface::Cell::new(Load { cpu: 0.25 }),
+    };
     let client = OpsClient::direct(Arc::new(ops));
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     runtime.block_on(async {
         // The member wins the short name ...
         assert_eq!(client.load().get().await.unwrap(), Load { cpu: 0.25 });
         // ... and the namespace is always reachable through `procedures()`.
-        assert_eq!(client.procedures().load().sample().await.unwrap(), Load { cpu: 0.5 });
+        assert_eq!(
+            client.procedures().load().sample().await.unwrap(),
+            Load { cpu: 0.5 }
+        );
     });
 }

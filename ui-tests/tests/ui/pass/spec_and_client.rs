@@ -43,7 +43,10 @@ impl Ops {
     #[procedure("proc.spawn")]
     async fn spawn(&self, input: Spawn) -> Result<Process, Infallible> {
         let pid = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let process = Process { pid, name: input.name };
+        let process = Process {
+            pid,
+            name: input.name,
+        };
         self.processes.upsert(pid, process.clone());
         Ok(process)
     }
@@ -53,7 +56,10 @@ impl Ops {
     async fn kill(&self, pid: u32) -> Result<bool, ToolFailure<NoSuchProcess>> {
         match self.processes.remove(&pid) {
             Some(_) => Ok(true),
-            None => Err(ToolFailure::new(format!("no process {pid}"), NoSuchProcess { pid })),
+            None => Err(ToolFailure::new(
+                format!("no process {pid}"),
+                NoSuchProcess { pid },
+            )),
         }
     }
 }
@@ -73,7 +79,11 @@ fn main() {
     );
     assert_eq!(spec.member("processes").unwrap().key.unwrap().rust, "u32");
     assert_eq!(spec.member("processes").unwrap().value.rust, "Process");
-    let procedures: Vec<_> = spec.procedures.iter().map(|p| (p.name, p.namespace, p.verb, p.doc)).collect();
+    let procedures: Vec<_> = spec
+        .procedures
+        .iter()
+        .map(|p| (p.name, p.namespace, p.verb, p.doc))
+        .collect();
     assert_eq!(
         procedures,
         [
@@ -97,7 +107,13 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     runtime.block_on(async {
         let spawned = client.proc().spawn(Spawn { name: "demo".into() }).await.unwrap();
-        assert_eq!(spawned, Process { pid: 7, name: "demo".into() });
+        assert_eq!(
+            spawned,
+            Process {
+                pid: 7,
+                name: "demo".into()
+            }
+        );
         assert_eq!(client.processes().get(&7).await.unwrap(), Some(spawned));
         assert_eq!(client.procedures().proc().kill(7).await.unwrap(), true);
         let refusal = client.proc().kill(7).await.unwrap_err();

@@ -1,4 +1,5 @@
-//! A `#[tool]` describes itself: name, title, description, mutates.
+//! A `#[tool]` gets a companion type (`scaled` → `ScaledTool`) that describes it (name, title,
+//! description, mutates) and invokes it; the function itself stays an ordinary function.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -37,27 +38,36 @@ async fn reset(client: &OpsClient, _cancel: CancellationToken) -> Result<(), sur
 }
 
 fn main() {
-    let d = scaled.descriptor();
+    let d = ScaledTool.descriptor();
     assert_eq!(d.name, "scaled");
     assert_eq!(d.title, Some("Scaled load"));
     assert_eq!(d.description, "The load, scaled.");
     assert!(!d.mutates);
 
-    let d = BespokeTool::descriptor(&reset);
+    let d = BespokeTool::descriptor(&ResetTool);
     assert_eq!((d.name, d.title, d.mutates), ("reset", None, true));
 
-    let table: ToolTable<OpsClient> = vec![Arc::new(scaled), Arc::new(reset)];
-    let client = OpsClient::direct(Arc::new(Ops { load: surface::Cell::new(Load { cpu: 0.5 }) }));
+    let table: ToolTable<OpsClient> = vec![Arc::new(ScaledTool), Arc::new(ResetTool)];
+    let client = OpsClient::direct(Arc::new(Ops {
+        load: surface::Cell::new(Load { cpu: 0.5 }),
+    }));
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     runtime.block_on(async {
         let out = table[0]
-            .invoke(serde_json::json!({ "by": 2.0 }), &client, CancellationToken::new())
+            .invoke(
+                serde_json::json!({ "by": 2.0 }),
+                &client,
+                CancellationToken::new(),
+            )
             .await
             .unwrap();
         assert_eq!(out, surface::ToolOutput::Value(serde_json::json!(1.0)));
-        // The function body stays callable directly.
-        assert_eq!(scaled::call(Scale { by: 4.0 }, &client, CancellationToken::new()).await.unwrap(), 2.0);
-        table[1].invoke(serde_json::Value::Null, &client, CancellationToken::new()).await.unwrap();
+        // The function stays callable directly.
+        assert_eq!(scaled(Scale { by: 4.0 }, &client).await.unwrap(), 2.0);
+        table[1]
+            .invoke(serde_json::Value::Null, &client, CancellationToken::new())
+            .await
+            .unwrap();
         assert_eq!(client.load().get().await.unwrap().cpu, 0.0);
     });
 }

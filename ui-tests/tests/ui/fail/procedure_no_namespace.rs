@@ -1,0 +1,18 @@
+use std::convert::Infallible;
+use surface::surface;
+
+#[surface]
+pub struct Ops {
+    #[cell]
+    pub load: u32,
+}
+
+#[surface]
+impl Ops {
+    #[procedure("kill")]
+    async fn kill(&self) -> Result<(), Infallible> {
+        Ok(())
+    }
+}
+
+fn main() {}

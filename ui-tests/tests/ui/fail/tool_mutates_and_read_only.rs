@@ -1,0 +1,17 @@
+use surface::{CancellationToken, surface, tool};
+
+#[surface]
+pub struct Ops {
+    #[cell]
+    pub load: u32,
+}
+
+#[surface]
+impl Ops {}
+
+#[tool(mutates, read_only)]
+async fn reset(client: &OpsClient, _cancel: CancellationToken) -> Result<(), surface::Failure> {
+    client.load().set(&0).await
+}
+
+fn main() {}
