@@ -207,6 +207,11 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
         #vis struct #tool;
 
         #[automatically_derived]
+        impl ::surface::StaticTool for #tool {
+            const NAME: &'static str = #name;
+        }
+
+        #[automatically_derived]
         impl ::surface::BespokeTool for #tool {
             type Client = #client_ty;
 

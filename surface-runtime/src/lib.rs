@@ -34,5 +34,6 @@ pub use member::{
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
 pub use surface::{DirectDispatch, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
 pub use tool::{
-    BespokeTool, CancellationToken, IntoToolOutput, OkImage, ToolDescriptor, ToolOutput, ToolTable, ok_image,
+    BespokeTool, CancellationToken, IntoToolOutput, OkImage, StaticTool, ToolDescriptor, ToolOutput,
+    ToolTable, ok_image,
 };

@@ -43,6 +43,13 @@ pub trait BespokeTool: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<ToolOutput, Failure>>;
 }
 
+/// A tool whose name is known at compile time (what const checks of static bundles read);
+/// `#[tool]` implements it.
+pub trait StaticTool {
+    /// The tool's declared name.
+    const NAME: &'static str;
+}
+
 /// A table of bespoke tools handed the same client type.
 pub type ToolTable<C> = Vec<std::sync::Arc<dyn BespokeTool<Client = C>>>;
 

@@ -32,6 +32,7 @@ mod results;
 mod static_bundle;
 mod stdio;
 
+pub use crate::tool::StaticTool;
 pub use bundle::{BundleClient, Member, RootTools, Siblings};
 pub use generation::{CompositionError, resource_uri, scoped_tool_name};
 pub use handler::{ClientFactory, Instructions};
@@ -39,7 +40,7 @@ pub use handler::{ClientFactory, Instructions};
 pub use http::{HttpOptions, HttpServer};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW, DialFactory, OwnedBundle};
 pub use results::{BRAND, branded, normalize};
-pub use static_bundle::{Roster, StaticTool};
+pub use static_bundle::Roster;
 #[doc(hidden)]
 pub use static_bundle::{
     StaticBundle as __StaticBundle, check_static_bundle as __check_static_bundle,

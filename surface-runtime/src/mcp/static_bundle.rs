@@ -8,12 +8,6 @@ use crate::spec::{MemberKind, SurfaceSpec};
 use crate::surface::Surface;
 use crate::{BespokeTool, Expose};
 
-/// A tool whose name is known at compile time; `#[tool]` implements it.
-pub trait StaticTool {
-    /// The tool's declared name.
-    const NAME: &'static str;
-}
-
 /// One surface of a static bundle, as const evaluation sees it.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
@@ -400,9 +394,9 @@ macro_rules! bundle {
         root: [$($root_tool:path),* $(,)?] $(;)?
     ) => {{
         const _: () = $crate::mcp::__check_static_bundle(&$crate::mcp::__StaticBundle {
-            core: $crate::__bundle_option!($( $crate::mcp::__static_member($core, &[$($(<$core_tool as $crate::mcp::StaticTool>::NAME),*)?]) )?),
-            siblings: &[$(($key, $crate::mcp::__static_member($sibling, &[$($(<$sibling_tool as $crate::mcp::StaticTool>::NAME),*)?]))),*],
-            root: &[$(<$root_tool as $crate::mcp::StaticTool>::NAME),*],
+            core: $crate::__bundle_option!($( $crate::mcp::__static_member($core, &[$($(<$core_tool as $crate::StaticTool>::NAME),*)?]) )?),
+            siblings: &[$(($key, $crate::mcp::__static_member($sibling, &[$($(<$sibling_tool as $crate::StaticTool>::NAME),*)?]))),*],
+            root: &[$(<$root_tool as $crate::StaticTool>::NAME),*],
         });
         let mut roster = $crate::mcp::Roster::__new();
         $( roster.core = ::core::option::Option::Some($crate::mcp::Member::new($core)$($(.tool($core_tool))*)?); )?
