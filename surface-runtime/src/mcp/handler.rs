@@ -202,10 +202,14 @@ impl Shared {
 
     pub(crate) fn open_session(self: &Arc<Self>) -> Session {
         let state = Arc::new(SessionState::default());
-        self.sessions
-            .lock()
-            .unwrap_or_else(unpoison)
-            .push(Arc::downgrade(&state));
+        let mut sessions = self.sessions.lock().unwrap_or_else(unpoison);
+        // A stateless HTTP request opens a session of its own: drop the dead ones before the
+        // list would grow, or each request leaves its emptied allocation behind a `Weak`.
+        if sessions.len() == sessions.capacity() {
+            sessions.retain(|s| s.strong_count() > 0);
+        }
+        sessions.push(Arc::downgrade(&state));
+        drop(sessions);
         Session {
             shared: self.clone(),
             state,
@@ -403,13 +407,18 @@ pub(crate) struct Session {
 }
 
 fn unknown_resource(uri: &str) -> ErrorData {
-    ErrorData::resource_not_found(branded(&format!("unknown resource \"{uri}\"")), None)
+    ErrorData::resource_not_found(
+        branded(&format!("unknown resource \"{uri}\"")),
+        Some(serde_json::json!({ "uri": uri })),
+    )
 }
 
 fn read_error(uri: &str, f: Failure) -> ErrorData {
     let message = branded(&format!("{uri}: {}", f.message));
     match f.kind {
-        FailureKind::Unknown => ErrorData::resource_not_found(message, None),
+        FailureKind::Unknown => {
+            ErrorData::resource_not_found(message, Some(serde_json::json!({ "uri": uri })))
+        }
         FailureKind::InvalidInput { .. } => ErrorData::invalid_params(message, None),
         _ => ErrorData::internal_error(message, None),
     }
@@ -641,8 +650,18 @@ impl ServerHandler for Session {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // Removed at 2026-07-28: a request of that era naming them is "not found" (HTTP 404),
+        // whatever its params.
+        const REMOVED_IN_2026: &[&str] = &["resources/subscribe", "resources/unsubscribe"];
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if modern && REMOVED_IN_2026.contains(&request.method.as_str()) {
+            return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
+        }
         // A known method whose params did not parse lands here too: say so, not "not found".
         const KNOWN: &[&str] = &[
             "tools/call",

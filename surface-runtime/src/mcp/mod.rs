@@ -152,8 +152,14 @@ impl McpServer {
 }
 
 /// Why serving a connection failed.
-#[derive(Debug)]
 pub struct ServeError(String);
+
+impl fmt::Debug for ServeError {
+    // `main` returning `Result` prints the Debug form: make it the sentence.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
 
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
