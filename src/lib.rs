@@ -34,5 +34,46 @@
 //! assert_eq!(EXPOSE.entries().len(), 2);
 //! ```
 
+//!
+//! ## Static bundles
+//!
+//! Where the roster is known at compile time, `bundle!` builds it and its collisions are
+//! compile errors (the same sentences the boot-time composition gives):
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use surface::mcp::{BundleClient, McpServer};
+//! use surface::{expose, surface, tool, Expose, Failure};
+//!
+//! #[surface]
+//! pub struct Tenant {
+//!     #[cell]
+//!     pub entries: u32,
+//! }
+//!
+//! #[surface]
+//! impl Tenant {
+//!     #[procedure("ops.run")]
+//!     async fn run(&self) -> Result<u32, Infallible> {
+//!         Ok(1)
+//!     }
+//! }
+//!
+//! /// Where am I?
+//! #[tool(read_only)]
+//! async fn here(client: &TenantClient) -> Result<u32, Failure> {
+//!     client.ops().run().await
+//! }
+//!
+//! const TENANT: Expose<Tenant> = expose!(Tenant { entries: resource, "ops.run": tool });
+//!
+//! let roster = surface::bundle! {
+//!     siblings: { "a" => TENANT, tools: [HereTool], "b" => TENANT, tools: [HereTool] };
+//!     root: [];
+//! };
+//! // A root tool named `a_here` would not compile: sibling `a` already produces that name.
+//! assert!(McpServer::new("tenants", "1.0.0").roster(roster).client(BundleClient::new).start().is_ok());
+//! ```
+
 pub use surface_macros::{expose, surface, tool};
 pub use surface_runtime::*;

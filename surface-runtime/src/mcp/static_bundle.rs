@@ -375,16 +375,15 @@ pub const fn check_static_bundle(bundle: &StaticBundle) {
 /// to a core collection, any duplicate tool name across generated, sibling and root tools
 /// (naming both claimants), a tool name over 64 characters.
 ///
-/// ```
-/// # use surface_runtime as surface;
-/// # use surface_runtime::{Expose, mcp::Roster};
-/// # fn f<C: surface::Surface, T: surface::Surface>(core: Expose<C>, tenant: Expose<T>) -> Roster {
-/// surface::bundle! {
-///     core: core;
-///     siblings: { "a" => tenant, "b" => tenant };
-///     root: [];
-/// }
-/// # }
+/// The example that runs is in the `surface` crate's documentation (it needs the macros):
+///
+/// ```ignore
+/// let roster = surface::bundle! {
+///     core: CORE;                                              // an Expose<Core>
+///     siblings: { "a" => TENANT, tools: [HereTool], "b" => TENANT, tools: [HereTool] };
+///     root: [RosterSetTool];
+/// };
+/// let served = McpServer::new("static", "1.0.0").roster(roster).client(factory).start()?;
 /// ```
 #[macro_export]
 macro_rules! bundle {
