@@ -45,18 +45,7 @@ pub fn client(surface: &Ident) -> Ident {
 
 /// `count` → `CountTool`, `spawn_and_wait` → `SpawnAndWaitTool`
 pub fn tool(function: &Ident) -> Ident {
-    let camel: String = function
-        .to_string()
-        .trim_start_matches("r#")
-        .split('_')
-        .map(|seg| {
-            let mut chars = seg.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect();
+    let camel = camel(function.to_string().trim_start_matches("r#"));
     format_ident!("{}Tool", camel, span = function.span())
 }
 
@@ -70,9 +59,9 @@ pub fn namespace(surface: &Ident, ns: &str) -> Ident {
     format_ident!("{}{}Namespace", surface, camel(ns))
 }
 
-/// `a.b_c` → `ABC`
-fn camel(ns: &str) -> String {
-    ns.split(['.', '_'])
+/// `a.b_c` → `ABC`, `spawn_and_wait` → `SpawnAndWait`
+fn camel(words: &str) -> String {
+    words.split(['.', '_'])
         .map(|seg| {
             let mut chars = seg.chars();
             chars
