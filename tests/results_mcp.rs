@@ -107,7 +107,11 @@ impl Odd {
 #[tool(read_only, render = image)]
 pub async fn pixel(client: &OddClient) -> Result<OkImage, surface::Failure> {
     let n = client.n().get().await?;
-    Ok(ok_image(vec![0x89, b'P', b'N', b'G'], "image/png", json!({"width": 1, "height": 1, "n": n})))
+    Ok(ok_image(
+        vec![0x89, b'P', b'N', b'G'],
+        "image/png",
+        json!({"width": 1, "height": 1, "n": n}),
+    ))
 }
 
 const EXPOSE: Expose<Odd> = expose!(Odd {
@@ -120,7 +124,9 @@ const EXPOSE: Expose<Odd> = expose!(Odd {
 });
 
 fn serve() -> surface::mcp::ServedMcp {
-    let odd = Arc::new(Odd { n: surface::Cell::new(7) });
+    let odd = Arc::new(Odd {
+        n: surface::Cell::new(7),
+    });
     McpServer::new("odd", "0")
         .core(Member::new(EXPOSE).tool(PixelTool))
         .client(move || BundleClient::with_core(OddClient::direct(odd.clone())))
@@ -134,15 +140,29 @@ async fn scalar_and_union_inputs_are_wrapped_under_value_and_unwrapped() {
     for era in ERAS {
         let client = connect(&served, era).await;
         let tools = client.service.list_all_tools().await.unwrap();
-        let schema = |n: &str| serde_json::to_value(&tools.iter().find(|t| t.name == n).unwrap().input_schema).unwrap();
+        let schema = |n: &str| {
+            serde_json::to_value(&tools.iter().find(|t| t.name == n).unwrap().input_schema).unwrap()
+        };
         assert_eq!(
             schema("num_double"),
             json!({"type": "object", "properties": {"value": {"type": "integer", "minimum": 0}}, "required": ["value"]})
         );
         assert_eq!(schema("shape_area")["required"], json!(["value"]));
-        assert!(schema("shape_area")["properties"]["value"]["anyOf"].is_array(), "{}", schema("shape_area"));
-        assert_eq!(client.call_ok("num_double", json!({"value": 21})).await, json!({"value": 42}));
-        assert_eq!(client.call_ok("shape_area", json!({"value": {"side": 3.0}})).await, json!({"value": 9.0}));
+        assert!(
+            schema("shape_area")["properties"]["value"]["anyOf"].is_array(),
+            "{}",
+            schema("shape_area")
+        );
+        assert_eq!(
+            client.call_ok("num_double", json!({"value": 21})).await,
+            json!({"value": 42})
+        );
+        assert_eq!(
+            client
+                .call_ok("shape_area", json!({"value": {"side": 3.0}}))
+                .await,
+            json!({"value": 9.0})
+        );
         let missing = client.call("num_double", empty()).await.unwrap();
         assert_eq!(missing.is_error, Some(true));
         assert!(text(&missing).contains("`value`"), "{}", text(&missing));
@@ -154,12 +174,20 @@ async fn defaults_are_advertised_and_options_are_not_required() {
     let served = serve();
     let client = connect(&served, common::Era::Legacy).await;
     let tools = client.service.list_all_tools().await.unwrap();
-    let tune = serde_json::to_value(&tools.iter().find(|t| t.name == "tune_set").unwrap().input_schema).unwrap();
+    let tune =
+        serde_json::to_value(&tools.iter().find(|t| t.name == "tune_set").unwrap().input_schema).unwrap();
     assert_eq!(tune["properties"]["volume"]["default"], 11);
     assert_eq!(tune["properties"]["label"]["type"], "string");
-    assert!(tune.get("required").is_none_or(|r| r.as_array().unwrap().is_empty()), "{tune}");
+    assert!(
+        tune.get("required")
+            .is_none_or(|r| r.as_array().unwrap().is_empty()),
+        "{tune}"
+    );
     assert!(tune.get("additionalProperties").is_none());
-    assert_eq!(client.call_ok("tune_set", empty()).await, json!({"volume": 11, "label": null}));
+    assert_eq!(
+        client.call_ok("tune_set", empty()).await,
+        json!({"volume": 11, "label": null})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -172,7 +200,11 @@ async fn failures_without_a_message_or_with_a_bad_detail_still_answer() {
     assert!(mute.structured_content.is_none());
     let stubborn = client.call("fail_stubborn", empty()).await.unwrap();
     assert_eq!(stubborn.is_error, Some(true));
-    assert!(text(&stubborn).starts_with("surface-mcp: no (its detail could not be serialized: stubborn"), "{}", text(&stubborn));
+    assert!(
+        text(&stubborn).starts_with("surface-mcp: no (its detail could not be serialized: stubborn"),
+        "{}",
+        text(&stubborn)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,5 +218,8 @@ async fn an_image_answer_carries_the_bytes_once_and_the_facts_as_structured_cont
     assert_eq!(block["type"], "image");
     assert_eq!(block["mimeType"], "image/png");
     assert_eq!(block["data"], "iVBORw==");
-    assert_eq!(r.structured_content, Some(json!({"width": 1, "height": 1, "n": 7})));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"width": 1, "height": 1, "n": 7}))
+    );
 }

@@ -61,7 +61,8 @@ pub fn namespace(surface: &Ident, ns: &str) -> Ident {
 
 /// `a.b_c` → `ABC`, `spawn_and_wait` → `SpawnAndWait`
 fn camel(words: &str) -> String {
-    words.split(['.', '_'])
+    words
+        .split(['.', '_'])
         .map(|seg| {
             let mut chars = seg.chars();
             chars
