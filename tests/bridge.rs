@@ -216,8 +216,8 @@ async fn a_subscription_keeps_delivering_after_the_daemon_comes_back() {
         let daemon = Daemon::start(&path, None).await;
         let served = ops::bridge_server(path.clone(), true).start().unwrap();
         let mut client = connect(&served, era).await;
-        // Dial first: a 2026-07-28 listen is acknowledged before its feed attaches (rmcp sends
-        // the acknowledgement before `listen` runs), so a cold dial would widen that window.
+        // Dial first: a listen's feeds start before rmcp acknowledges it, but a cold dial
+        // finishes after the acknowledgement.
         client.call_ok("load_sample", empty()).await;
         client.subscribe("surface://collections/processes").await.unwrap();
         client.call_ok("proc_spawn", json!({"name": "before"})).await;

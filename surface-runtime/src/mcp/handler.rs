@@ -12,8 +12,10 @@ use super::link::{DialFactory, Lease, Link};
 use super::results::{self, branded};
 use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
+use crate::member::ChangeStream;
 use crate::schema;
 use crate::tool::ToolOutput;
+use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
@@ -259,6 +261,8 @@ pub(crate) struct SessionState {
     legacy_peer: Mutex<Option<Peer<RoleServer>>>,
     legacy: Mutex<HashMap<String, Watch>>,
     listens: Mutex<HashMap<RequestId, Listen>>,
+    /// Feeds started by `accepted_subscription_filter`, each batch claimed by one `listen`.
+    prestarted: Mutex<Vec<Prestarted>>,
 }
 
 impl SessionState {
@@ -335,14 +339,26 @@ async fn open_watch(
     uri: String,
     notifier: Notifier,
 ) -> Watch {
-    let mut first = attach(&generation, &entry).await;
+    let first = attach(generation.clone(), entry.clone()).await;
+    watch_from(first, generation, entry, item, uri, notifier)
+}
+
+/// Forwards `first` (an attached feed, if attaching worked) and re-attaches as the link allows.
+fn watch_from(
+    mut first: Option<ChangeStream>,
+    generation: Arc<Generation>,
+    entry: ResourceEntry,
+    item: Option<String>,
+    uri: String,
+    notifier: Notifier,
+) -> Watch {
     let task = tokio::spawn({
         let notifier = notifier.clone();
         async move {
             loop {
                 let feed = match first.take() {
                     Some(feed) => Some(feed),
-                    None => attach(&generation, &entry).await,
+                    None => attach(generation.clone(), entry.clone()).await,
                 };
                 if let Some(changes) = feed
                     && !forward(changes, item.as_deref(), &uri, &notifier).await
@@ -359,29 +375,55 @@ async fn open_watch(
     Watch { notifier, task }
 }
 
-async fn attach(generation: &Generation, entry: &ResourceEntry) -> Option<crate::member::ChangeStream> {
-    let lease = generation.link.lease().await.ok()?;
-    let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
-    match dispatch.watch(entry.member).await {
-        Ok(changes) => Some(changes),
-        Err(f) => {
-            generation.link.after(&lease, f).await;
-            None
+/// Opens the member's feed on the generation's link. An owned future, so that it can be started
+/// before a listen is acknowledged and finished after (see `accepted_subscription_filter`).
+fn attach(generation: Arc<Generation>, entry: ResourceEntry) -> BoxFuture<'static, Option<ChangeStream>> {
+    Box::pin(async move {
+        let lease = generation.link.lease().await.ok()?;
+        let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
+        match dispatch.watch(entry.member).await {
+            Ok(changes) => Some(changes),
+            Err(f) => {
+                generation.link.after(&lease, f).await;
+                None
+            }
+        }
+    })
+}
+
+/// Polls `attach` once, now: an in-process feed is open when this returns, and a wire watch
+/// has sent its request; the rest is awaited later.
+fn start(mut attaching: BoxFuture<'static, Option<ChangeStream>>) -> Started {
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    match attaching.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(feed) => Started::Open(feed),
+        std::task::Poll::Pending => Started::Opening(attaching),
+    }
+}
+
+enum Started {
+    Open(Option<ChangeStream>),
+    Opening(BoxFuture<'static, Option<ChangeStream>>),
+}
+
+impl Started {
+    async fn finish(self) -> Option<ChangeStream> {
+        match self {
+            Started::Open(feed) => feed,
+            Started::Opening(attaching) => attaching.await,
         }
     }
 }
+
+/// Feeds started for a listen before rmcp acknowledged it, by URI.
+type Prestarted = Vec<(String, Arc<Generation>, ResourceEntry, Option<String>, Started)>;
 
 /// How long a dropped watch waits before it dials again.
 const REATTACH: Duration = Duration::from_millis(250);
 
 /// Sends debounced `updated` for the relevant changes until the feed ends (answers true) or
 /// the host is gone (false).
-async fn forward(
-    changes: crate::member::ChangeStream,
-    item: Option<&str>,
-    uri: &str,
-    notifier: &Notifier,
-) -> bool {
+async fn forward(changes: ChangeStream, item: Option<&str>, uri: &str, notifier: &Notifier) -> bool {
     let relevant = |c: &Change| match (c, item) {
         (Change::Upserted { id } | Change::Removed { id }, Some(want)) => id == want,
         (Change::Lagged(_), _) | (_, None) => true,
@@ -584,20 +626,57 @@ impl ServerHandler for Session {
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // rmcp acknowledges a listen before `listen` runs, and a change made after the client
+        // saw the acknowledgement must not be missed: open the feeds here, before it is sent.
+        let generation = self.shared.current();
+        let batch: Prestarted = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter_map(|uri| {
+                let (entry, item) = generation.resolve_uri(uri)?;
+                let started = start(attach(generation.clone(), entry.clone()));
+                Some((uri.clone(), generation.clone(), entry, item, started))
+            })
+            .collect();
+        self.state.prestarted.lock().unwrap_or_else(unpoison).push(batch);
         Some(requested.clone())
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let sink = context.sink().clone();
         let id = sink.id().clone();
+        let wanted: Vec<&String> = context
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .collect();
+        let mut prestarted: Prestarted = {
+            // Claim the batch started for this request (same URIs; the oldest such batch).
+            let mut batches = self.state.prestarted.lock().unwrap_or_else(unpoison);
+            let mine = batches.iter().position(|b| {
+                let uris: Vec<&String> = b.iter().map(|(u, ..)| u).collect();
+                wanted.iter().all(|w| uris.contains(w))
+            });
+            mine.map(|i| batches.remove(i)).unwrap_or_default()
+        };
         let mut watches = HashMap::new();
-        for uri in context.accepted().resource_subscriptions.iter().flatten() {
-            let (generation, entry, item) = self.resolve(uri)?;
+        for uri in wanted {
             let notifier = Notifier::Listen(sink.clone());
-            watches.insert(
-                uri.clone(),
-                open_watch(generation, entry, item, uri.clone(), notifier).await,
-            );
+            let found = prestarted.iter().position(|(u, ..)| u == uri);
+            let watch = match found {
+                Some(i) => {
+                    let (uri, generation, entry, item, started) = prestarted.swap_remove(i);
+                    let first = started.finish().await;
+                    watch_from(first, generation, entry, item, uri, notifier)
+                }
+                None => {
+                    let (generation, entry, item) = self.resolve(uri)?;
+                    open_watch(generation, entry, item, uri.clone(), notifier).await
+                }
+            };
+            watches.insert(uri.clone(), watch);
         }
         self.state
             .listens

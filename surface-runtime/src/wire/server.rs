@@ -157,11 +157,18 @@ where
                 continue;
             }
         };
+        let id = frame.id;
+        if matches!(frame.request, Request::Watch { .. } | Request::Unwatch { .. }) {
+            // In order: a watch is open before any request read after it runs, so a change
+            // caused by a later call is never missed.
+            if let Some(reply) = handle(&surface, expose, frame, &tx, &watches).await {
+                let _ = tx.send(ReplyFrame { id, reply }).await;
+            }
+            continue;
+        }
         let (surface, tx, watches) = (surface.clone(), tx.clone(), watches.clone());
         tokio::spawn(async move {
-            let id = frame.id;
-            let reply = handle(&surface, expose, frame, &tx, &watches).await;
-            if let Some(reply) = reply {
+            if let Some(reply) = handle(&surface, expose, frame, &tx, &watches).await {
                 let _ = tx.send(ReplyFrame { id, reply }).await;
             }
         });
