@@ -31,6 +31,7 @@ mod link;
 mod results;
 mod static_bundle;
 mod stdio;
+mod transport;
 
 pub use crate::tool::StaticTool;
 pub use bundle::{BundleClient, Member, RootTools, Siblings};
@@ -226,7 +227,17 @@ impl ServedMcp {
             .try_init();
         let (reader, writer) =
             stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
-        self.serve(reader, writer).await?.waiting().await
+        // Method-first parsing, batched writes and a bound on requests in flight: see transport.rs.
+        let running = self
+            .shared
+            .open_session()
+            .serve_with_ct(
+                transport::FastTransport::new(reader, writer),
+                self.shared.closed.child_token(),
+            )
+            .await
+            .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;
+        Connection { running }.waiting().await
     }
 
     /// Replaces the siblings whole (the core and root tools never move): re-composes, swaps
