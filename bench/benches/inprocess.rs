@@ -285,7 +285,12 @@ fn fanout(c: &mut Criterion) {
         let process = |pid: u32, i: u64| Process {
             pid,
             name: "worker".into(),
-            state: if i % 2 == 0 { "running" } else { "sleeping" }.into(),
+            state: if i.is_multiple_of(2) {
+                "running"
+            } else {
+                "sleeping"
+            }
+            .into(),
         };
         g.bench_function(BenchmarkId::new("subscribed", subscribed), |b| {
             b.iter_custom(|iters| {

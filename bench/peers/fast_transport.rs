@@ -100,6 +100,7 @@ struct Peek<'a> {
     id: Option<&'a RawValue>,
 }
 
+#[allow(clippy::large_enum_variant)] // a transient return value
 enum Parsed {
     Message(ClientJsonRpcMessage),
     /// Not JSON, or a notification that did not parse: nothing to answer.
