@@ -1,9 +1,10 @@
-//! PROTOTYPE, not a baseline: the tuned rmcp server (router built once) on the prototype
-//! `fast_transport.rs` (method-first parsing, batched writes, bounded in flight), on a
-//! current-thread runtime (`--multi-thread`: the default multi-thread one). It measures what
-//! the transport change proposed for surface-runtime would buy.
+//! Not a baseline: the tuned rmcp server (router built once) on surface's own stdio transport
+//! (`surface-runtime/src/mcp/transport.rs`: method-first parsing, batched writes, bounded in
+//! flight), on a current-thread runtime (`--multi-thread`: the default multi-thread one). It
+//! measures what that transport buys rmcp alone.
 
-#[path = "fast_transport.rs"]
+// The transport serve_stdio uses, included as is (no copy to drift from it).
+#[path = "../../surface-runtime/src/mcp/transport.rs"]
 mod fast_transport;
 #[path = "table.rs"]
 mod table;
