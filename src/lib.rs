@@ -3,6 +3,16 @@
 //! Declare your application's surface once, and serve it to AI agents over the Model Context
 //! Protocol with compile-time guarantees.
 //!
+//! A guided tour, in the order you meet things: **declare** a surface, **expose** part of it,
+//! **serve** it, **test** it as an agent would, compose a **bundle**, and reach it through the
+//! other **faces**.
+//!
+//! ## Declare and expose
+//!
+//! `#[surface]` on a struct declares its live members (cells, collections, streams, events);
+//! on an `impl`, its procedures. `expose!` is the default-deny map of what reaches an agent,
+//! checked against the surface at compile time.
+//!
 //! ```
 //! use serde::{Deserialize, Serialize};
 //! use schemars::JsonSchema;
@@ -35,7 +45,86 @@
 //! ```
 
 //!
-//! ## Static bundles
+//! ## Serve
+//!
+//! [`mcp::McpServer`] composes the core, siblings and bundle-root tools into one generation
+//! and serves it on stdio, any reader/writer pair, or Streamable HTTP:
+//!
+//! ```no_run
+//! # use std::convert::Infallible;
+//! # use surface::{expose, surface, Expose};
+//! # #[surface] pub struct Tiny { #[cell] pub load: u32 }
+//! # #[surface] impl Tiny { #[procedure("load.sample")] async fn sample(&self) -> Result<u32, Infallible> { Ok(self.load.get()) } }
+//! # const EXPOSE: Expose<Tiny> = expose!(Tiny { load: resource, "load.sample": tool(read_only) });
+//! use std::sync::Arc;
+//! use surface::mcp::{BundleClient, McpServer, Member};
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tiny = Arc::new(Tiny { load: surface::Cell::new(0) });
+//! let served = McpServer::new("tiny", "1.0.0")
+//!     .core(Member::new(EXPOSE))
+//!     .client(move || BundleClient::with_core(TinyClient::direct(tiny.clone())))
+//!     .start()?; // every composition problem, named
+//! served.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! ## Test
+//!
+//! With the `testing` feature (in your dev-dependencies), [`testing::TestClient`] drives a
+//! served bundle in memory through the same connection path a host uses, one line per step, in
+//! either protocol era:
+//!
+//! ```
+//! use serde_json::json;
+//! use std::convert::Infallible;
+//! use std::sync::Arc;
+//! use surface::mcp::{BundleClient, McpServer, Member};
+//! use surface::testing::{Era, Notice, TestClient};
+//! use surface::{expose, surface, Expose};
+//!
+//! #[surface]
+//! pub struct Counter {
+//!     /// How far it has counted.
+//!     #[cell]
+//!     pub count: u32,
+//! }
+//!
+//! #[surface]
+//! impl Counter {
+//!     /// Adds one and answers the new count.
+//!     #[procedure("count.up")]
+//!     async fn up(&self) -> Result<u32, Infallible> {
+//!         Ok(self.count.update(|c| {
+//!             *c += 1;
+//!             *c
+//!         }))
+//!     }
+//! }
+//!
+//! const EXPOSE: Expose<Counter> = expose!(Counter { count: resource, "count.up": tool(mutates) });
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let counter = Arc::new(Counter { count: surface::Cell::new(0) });
+//! let served = McpServer::new("counter", "1.0.0")
+//!     .core(Member::new(EXPOSE))
+//!     .client(move || BundleClient::with_core(CounterClient::direct(counter.clone())))
+//!     .start()
+//!     .unwrap();
+//! for era in Era::ALL {
+//!     let agent = TestClient::connect(&served, era).await;
+//!     assert_eq!(agent.tool_names().await, ["count_up"]);
+//!     let mut updates = agent.subscribe("surface://cells/count").await.unwrap();
+//!     let counted = agent.call("count_up", json!({})).await.value();
+//!     assert_eq!(updates.next().await, Some(Notice::Updated("surface://cells/count".into())));
+//!     assert_eq!(agent.read("surface://cells/count").await.unwrap(), counted["value"]);
+//!     let unknown = agent.call("count_down", json!({})).await.rejection();
+//!     assert_eq!(unknown.message, "surface-mcp: unknown tool \"count_down\"");
+//! }
+//! # }
+//! ```
+//!
+//! ## Bundle
 //!
 //! Where the roster is known at compile time, `bundle!` builds it and its collisions are
 //! compile errors (the same sentences the boot-time composition gives):
@@ -74,6 +163,13 @@
 //! // A root tool named `a_here` would not compile: sibling `a` already produces that name.
 //! assert!(McpServer::new("tenants", "1.0.0").roster(roster).client(BundleClient::new).start().is_ok());
 //! ```
+//!
+//! ## Faces
+//!
+//! The same `Expose` map drives every face: [`mcp`] (stdio, any reader/writer, Streamable
+//! HTTP with the `http` feature) and [`wire`] (newline-delimited JSON on a unix socket or a
+//! child's stdio, dialled back into the surface's typed client; `McpServer::dial` bridges it
+//! to MCP). Without default features, `surface` declares surfaces and compiles no MCP server.
 
 pub use surface_macros::{expose, surface, tool};
 pub use surface_runtime::*;

@@ -7,7 +7,7 @@ mod common;
 #[path = "../examples/ops.rs"]
 mod ops;
 
-use common::{Era, Heard, connect, empty, ops_binary, text};
+use common::{Era, connect, empty, ops_binary, text};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
+use surface::testing::{Era as TestEra, Notice, TestClient};
 use surface::wire::CloseSignal;
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
@@ -211,30 +212,24 @@ async fn a_call_cut_off_in_flight_has_an_unknown_outcome_and_is_never_replayed()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_keeps_delivering_after_the_daemon_comes_back() {
-    for era in [Era::Legacy, Era::Modern] {
+    for era in TestEra::ALL {
         let path = socket(&format!("subscription-{era:?}"));
         let daemon = Daemon::start(&path, None).await;
         let served = ops::bridge_server(path.clone(), true).start().unwrap();
-        let mut client = connect(&served, era).await;
+        let agent = TestClient::connect(&served, era).await;
         // Dial first: a listen's feeds start before rmcp acknowledges it, but a cold dial
         // finishes after the acknowledgement.
-        client.call_ok("load_sample", empty()).await;
-        client.subscribe("surface://collections/processes").await.unwrap();
-        client.call_ok("proc_spawn", json!({"name": "before"})).await;
-        assert_eq!(
-            client.next_heard(3).await,
-            Some(Heard::Updated("surface://collections/processes".into()))
-        );
+        agent.call("load_sample", empty()).await.value();
+        let mut processes = agent.subscribe("surface://collections/processes").await.unwrap();
+        agent.call("proc_spawn", json!({"name": "before"})).await.value();
+        let updated = Some(Notice::Updated("surface://collections/processes".into()));
+        assert_eq!(processes.next().await, updated, "{era:?}");
         daemon.kill().await;
         let daemon = Daemon::start(&path, None).await;
         // Give the watch a moment to re-attach on a fresh dial.
         tokio::time::sleep(Duration::from_millis(800)).await;
-        client.call_ok("proc_spawn", json!({"name": "after"})).await;
-        assert_eq!(
-            client.next_heard(3).await,
-            Some(Heard::Updated("surface://collections/processes".into())),
-            "{era:?}"
-        );
+        agent.call("proc_spawn", json!({"name": "after"})).await.value();
+        assert_eq!(processes.next().await, updated, "{era:?}");
         daemon.kill().await;
     }
 }

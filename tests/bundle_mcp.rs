@@ -12,10 +12,12 @@ mod bundle;
 mod ops;
 
 use bundle::{Host, NARROW, TENANT};
-use common::{ERAS, Era, Heard, connect, empty, rpc_error, text};
+use common::{ERAS, Era, connect, empty, rpc_error, text};
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Duration;
 use surface::mcp::{BundleClient, McpServer, Member, ServedMcp, Siblings};
+use surface::testing::{Era as TestEra, Notice, TestClient};
 use surface::{Expose, Failure};
 
 fn serve() -> (Arc<Host>, ServedMcp) {
@@ -223,21 +225,21 @@ async fn a_refused_reroster_changes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn roster_set_sends_list_changed_and_retires_names_by_sibling() {
-    for era in ERAS {
+    for era in TestEra::ALL {
         let (_, served) = serve();
-        let mut client = connect(&served, era).await;
-        client.listen_lists().await;
-        let answer = client.call_ok("roster_set", json!({"keys": ["a", "c"]})).await;
-        assert_eq!(answer, json!({"value": ["a", "c"]}));
-        let mut heard = vec![client.next_heard(3).await, client.next_heard(3).await];
+        let agent = TestClient::connect(&served, era).await;
+        let mut lists = agent.watch_lists().await.unwrap();
+        let answer = agent.call("roster_set", json!({"keys": ["a", "c"]})).await;
+        assert_eq!(answer.value(), json!({"value": ["a", "c"]}));
+        let mut heard = vec![lists.next().await, lists.next().await];
         heard.sort_by_key(|h| format!("{h:?}"));
         assert_eq!(
             heard,
-            [Some(Heard::ResourcesChanged), Some(Heard::ToolsChanged)],
+            [Some(Notice::ResourcesChanged), Some(Notice::ToolsChanged)],
             "{era:?}"
         );
         assert_eq!(
-            tool_names(&client).await,
+            agent.tool_names().await,
             [
                 "who_get",
                 "a_ops_run",
@@ -248,25 +250,24 @@ async fn roster_set_sends_list_changed_and_retires_names_by_sibling() {
                 "roster_narrow"
             ]
         );
-        assert_eq!(client.call_ok("c_ops_run", empty()).await, json!({"value": "c"}));
-
-        let gone = client.call("b_ops_run", empty()).await.unwrap();
-        assert_eq!(gone.is_error, Some(true));
         assert_eq!(
-            text(&gone),
+            agent.call("c_ops_run", empty()).await.value(),
+            json!({"value": "c"})
+        );
+
+        assert_eq!(
+            agent.call("b_ops_run", empty()).await.refusal().message,
             "surface-mcp: tool \"b_ops_run\" is no longer served — the sibling \"b\" was dropped from this rooted bundle — re-read the list"
         );
-        let read = rpc_error(client.read("surface://collections/b/rows").await.unwrap_err());
+        let read = agent.read("surface://collections/b/rows").await.unwrap_err();
         assert!(read.message.contains("the sibling \"b\" was dropped"), "{read:?}");
-        let item = rpc_error(
-            client
-                .read("surface://collections/b/rows/b-row")
-                .await
-                .unwrap_err(),
-        );
+        let item = agent
+            .read("surface://collections/b/rows/b-row")
+            .await
+            .unwrap_err();
         assert!(item.message.contains("was dropped"), "{item:?}");
         // Never parsed from the name: `b_typo` was never served, so it stays unknown.
-        let typo = rpc_error(client.call("b_typo", empty()).await.unwrap_err());
+        let typo = agent.call("b_typo", empty()).await.rejection();
         assert_eq!(typo.message, "surface-mcp: unknown tool \"b_typo\"");
     }
 }
@@ -294,7 +295,8 @@ async fn a_narrowed_sibling_no_longer_exposes_what_it_dropped() {
         assert_eq!(client.call_ok("b_ops_run", empty()).await, json!({"value": "b"}));
         // Subscribing to a retired name is refused with the same sentence.
         if era == Era::Legacy {
-            let sub = rpc_error(client.subscribe("surface://cells/b/entries").await.unwrap_err());
+            let agent = TestClient::connect(&served, TestEra::Legacy).await;
+            let sub = agent.subscribe("surface://cells/b/entries").await.err().unwrap();
             assert!(sub.message.contains("no longer exposes it"), "{sub:?}");
         }
     }
@@ -303,62 +305,49 @@ async fn a_narrowed_sibling_no_longer_exposes_what_it_dropped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tombstone_outlives_present_empty_gone() {
     let (host, served) = serve();
-    let client = connect(&served, Era::Legacy).await;
+    let agent = TestClient::connect(&served, TestEra::Legacy).await;
+    let refusal = || async { agent.call("b_ops_run", empty()).await.refusal().message };
     // present → empty: `b` stands with nothing exposed.
     let mut empty_b = host.siblings();
     empty_b.insert("b".into(), Member::new(Expose::<bundle::Tenant>::none()));
-    served.reroster(empty_b).await.unwrap();
-    let r = client.call("b_ops_run", empty()).await.unwrap();
-    assert!(text(&r).contains("no longer exposes it"), "{}", text(&r));
+    agent.reroster(empty_b).await.unwrap();
+    assert!(refusal().await.contains("no longer exposes it"));
     // empty → gone.
     let mut gone = host.siblings();
     gone.remove("b");
-    served.reroster(gone.clone()).await.unwrap();
-    let r = client.call("b_ops_run", empty()).await.unwrap();
-    assert!(
-        text(&r).contains("was dropped from this rooted bundle"),
-        "{}",
-        text(&r)
-    );
+    agent.reroster(gone.clone()).await.unwrap();
+    assert!(refusal().await.contains("was dropped from this rooted bundle"));
     // Back, then gone again: still "dropped", forever.
-    served.reroster(host.siblings()).await.unwrap();
-    assert_eq!(client.call_ok("b_ops_run", empty()).await, json!({"value": "b"}));
-    served.reroster(gone).await.unwrap();
-    let r = client.call("b_ops_run", empty()).await.unwrap();
-    assert!(
-        text(&r).contains("was dropped from this rooted bundle"),
-        "{}",
-        text(&r)
+    agent.reroster(host.siblings()).await.unwrap();
+    assert_eq!(
+        agent.call("b_ops_run", empty()).await.value(),
+        json!({"value": "b"})
     );
+    agent.reroster(gone).await.unwrap();
+    assert!(refusal().await.contains("was dropped from this rooted bundle"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_follow_survivors_and_end_for_departures() {
-    for era in ERAS {
+    for era in TestEra::ALL {
         let (host, served) = serve();
-        let mut client = connect(&served, era).await;
-        client.subscribe("surface://cells/a/entries").await.unwrap();
-        client.subscribe("surface://cells/b/entries").await.unwrap();
+        let agent = TestClient::connect(&served, era).await;
+        let mut a_entries = agent.subscribe("surface://cells/a/entries").await.unwrap();
+        let mut b_entries = agent.subscribe("surface://cells/b/entries").await.unwrap();
         let a = host_tenant(&host, "a");
         let b = host_tenant(&host, "b");
-        client.call_ok("roster_set", json!({"keys": ["a"]})).await;
-        // Drain list_changed notifications.
-        while let Some(h) = client.next_heard(1).await {
-            assert!(
-                matches!(h, Heard::ToolsChanged | Heard::ResourcesChanged),
-                "{era:?}: {h:?}"
-            );
-        }
+        agent.call("roster_set", json!({"keys": ["a"]})).await.value();
         a.entries.set(2);
         b.entries.set(2);
-        let mut heard = Vec::new();
-        while let Some(h) = client.next_heard(1).await {
-            heard.push(h);
-        }
         assert_eq!(
-            heard,
-            [Heard::Updated("surface://cells/a/entries".into())],
+            a_entries.until_quiet(Duration::from_secs(1)).await,
+            [Notice::Updated("surface://cells/a/entries".into())],
             "{era:?}"
+        );
+        let departed = b_entries.until_quiet(Duration::from_secs(1)).await;
+        assert!(
+            departed.iter().all(|n| n.uri().is_none()),
+            "{era:?}: a departed sibling's cell still notifies: {departed:?}"
         );
     }
 }

@@ -6,11 +6,13 @@ mod common;
 #[path = "../examples/ops.rs"]
 mod ops;
 
-use common::{ERAS, Era, Heard, connect, empty, rpc_error, text};
+use common::{ERAS, Era, connect, empty, text};
 use rmcp::model::ErrorCode;
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Duration;
 use surface::mcp::ServedMcp;
+use surface::testing::{Era as TestEra, Notice, Refusal, TestClient};
 
 fn serve() -> (Arc<ops::Ops>, ServedMcp) {
     let surface = Arc::new(ops::Ops::new());
@@ -120,45 +122,30 @@ async fn resources_and_templates_follow_the_naming_table() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_answer_json_per_kind() {
     let (_, served) = serve();
-    for era in ERAS {
-        let client = connect(&served, era).await;
+    for era in TestEra::ALL {
+        let agent = TestClient::connect(&served, era).await;
+        let read = |uri: &'static str| agent.read(uri);
         assert_eq!(
-            client.read("surface://cells/load").await.unwrap(),
-            json!({"cpu": 0.0, "procs": 2})
+            read("surface://cells/load").await,
+            Ok(json!({"cpu": 0.0, "procs": 2}))
         );
+        assert_eq!(read("surface://collections/processes").await, Ok(json!([1, 2])));
         assert_eq!(
-            client.read("surface://collections/processes").await.unwrap(),
-            json!([1, 2])
+            read("surface://collections/processes/2").await,
+            Ok(json!({"pid": 2, "name": "shell", "state": "running"}))
         );
-        assert_eq!(
-            client.read("surface://collections/processes/2").await.unwrap(),
-            json!({"pid": 2, "name": "shell", "state": "running"})
-        );
-        assert_eq!(
-            client.read("surface://events/autosave").await.unwrap(),
-            json!(null)
-        );
-        assert_eq!(client.read("surface://streams/log").await.unwrap(), json!([]));
+        assert_eq!(read("surface://events/autosave").await, Ok(json!(null)));
+        assert_eq!(read("surface://streams/log").await, Ok(json!([])));
 
-        let absent = rpc_error(
-            client
-                .read("surface://collections/processes/42")
-                .await
-                .unwrap_err(),
-        );
+        let absent = read("surface://collections/processes/42").await.unwrap_err();
         assert!(
             absent.message.contains("\"42\" is present") || absent.message.contains("not present"),
             "{absent:?}"
         );
         assert!(absent.message.starts_with("surface-mcp: "), "{absent:?}");
-        let bad_key = rpc_error(
-            client
-                .read("surface://collections/processes/abc")
-                .await
-                .unwrap_err(),
-        );
+        let bad_key = read("surface://collections/processes/abc").await.unwrap_err();
         assert!(bad_key.message.contains("abc"), "{bad_key:?}");
-        let unknown = rpc_error(client.read("surface://cells/nope").await.unwrap_err());
+        let unknown = read("surface://cells/nope").await.unwrap_err();
         assert!(unknown.message.contains("surface://cells/nope"), "{unknown:?}");
     }
 }
@@ -199,35 +186,31 @@ async fn tools_answer_structured_and_text_from_one_serialization() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_answers() {
     let (_, served) = serve();
-    for era in ERAS {
-        let client = connect(&served, era).await;
-        let r = client.call("proc_kill", json!({"pid": 4242})).await.unwrap();
-        assert_eq!(r.is_error, Some(true));
+    for era in TestEra::ALL {
+        let agent = TestClient::connect(&served, era).await;
         assert_eq!(
-            r.structured_content,
-            Some(json!({"kind": "no-such-process", "pid": 4242}))
+            agent.call("proc_kill", json!({"pid": 4242})).await.refusal(),
+            Refusal {
+                message: "surface-mcp: there is no process 4242".into(),
+                detail: Some(json!({"kind": "no-such-process", "pid": 4242})),
+            }
         );
-        assert_eq!(text(&r), "surface-mcp: there is no process 4242");
-
-        let bad = client.call("proc_kill", json!({"pid": "one"})).await.unwrap();
-        assert_eq!(bad.is_error, Some(true));
-        assert!(text(&bad).contains("`pid`"), "{}", text(&bad));
-        assert_eq!(text(&bad).matches("surface-mcp: ").count(), 1);
-
-        let missing = client.call("proc_spawn", empty()).await.unwrap();
-        assert_eq!(missing.is_error, Some(true));
-        assert!(text(&missing).contains("`name`"), "{}", text(&missing));
+        let bad = agent.call("proc_kill", json!({"pid": "one"})).await.refusal();
+        assert!(bad.message.contains("`pid`"), "{bad:?}");
+        assert_eq!(bad.message.matches("surface-mcp: ").count(), 1);
+        let missing = agent.call("proc_spawn", empty()).await.refusal();
+        assert!(missing.message.contains("`name`"), "{missing:?}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unexposed_procedures_answer_like_names_never_served() {
     let (_, served) = serve();
-    for era in ERAS {
-        let client = connect(&served, era).await;
+    for era in TestEra::ALL {
+        let agent = TestClient::connect(&served, era).await;
         for name in ["proc_configure", "proc.configure", "configure", "never_served"] {
-            let e = rpc_error(client.call(name, json!({"pid": 1, "nice": 0})).await.unwrap_err());
-            assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{era:?} {name}");
+            let e = agent.call(name, json!({"pid": 1, "nice": 0})).await.rejection();
+            assert_eq!(e.code, Some(ErrorCode::INVALID_PARAMS.0), "{era:?} {name}");
             assert_eq!(e.message, format!("surface-mcp: unknown tool \"{name}\""));
         }
     }
@@ -236,61 +219,56 @@ async fn unexposed_procedures_answer_like_names_never_served() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_then_spawn_moves_load_and_processes() {
     let (surface, served) = serve();
-    let client = connect(&served, Era::Modern).await;
+    let agent = TestClient::connect(&served, TestEra::Modern).await;
     assert_eq!(
-        client.call_ok("proc_kill", json!({"pid": 2})).await,
+        agent.call("proc_kill", json!({"pid": 2})).await.value(),
         json!({"ok": true})
     );
     assert_eq!(surface.processes.keys(), vec![1]);
-    assert_eq!(client.read("surface://cells/load").await.unwrap()["procs"], 1);
+    assert_eq!(agent.read("surface://cells/load").await.unwrap()["procs"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_receive_updated_after_a_write_in_both_eras() {
-    for era in ERAS {
+    let quiet = Duration::from_secs(1);
+    for era in TestEra::ALL {
         let (_, served) = serve();
-        let mut client = connect(&served, era).await;
-        client.subscribe("surface://collections/processes").await.unwrap();
-        client.subscribe("surface://cells/load").await.unwrap();
-        client
+        let agent = TestClient::connect(&served, era).await;
+        let mut processes = agent.subscribe("surface://collections/processes").await.unwrap();
+        let mut load = agent.subscribe("surface://cells/load").await.unwrap();
+        let mut first = agent
             .subscribe("surface://collections/processes/1")
             .await
             .unwrap();
-        client.call_ok("proc_spawn", json!({"name": "top"})).await;
-        let mut heard = Vec::new();
-        while let Some(h) = client.next_heard(2).await {
-            heard.push(h);
-            if heard.len() == 2 {
-                break;
-            }
-        }
-        heard.sort_by_key(|h| format!("{h:?}"));
+        agent.call("proc_spawn", json!({"name": "top"})).await.value();
+        let updated = |uri: &str| vec![Notice::Updated(uri.to_owned())];
+        // One debounced `updated` per URI; the untouched item stays quiet.
         assert_eq!(
-            heard,
-            [
-                Heard::Updated("surface://cells/load".into()),
-                Heard::Updated("surface://collections/processes".into()),
-            ],
-            "{era:?}: one debounced `updated` per URI; the untouched item stays quiet"
+            load.until_quiet(quiet).await,
+            updated("surface://cells/load"),
+            "{era:?}"
         );
+        assert_eq!(
+            processes.until_quiet(quiet).await,
+            updated("surface://collections/processes"),
+            "{era:?}"
+        );
+        assert_eq!(first.until_quiet(quiet).await, [], "{era:?}");
         // Several writes inside the window coalesce into one notification.
         for name in ["a", "b", "c"] {
-            client.call_ok("proc_spawn", json!({"name": name})).await;
+            agent.call("proc_spawn", json!({"name": name})).await.value();
         }
-        let mut burst = Vec::new();
-        while let Some(h) = client.next_heard(1).await {
-            burst.push(h);
-        }
-        assert_eq!(burst.len(), 2, "{era:?}: {burst:?}");
+        assert_eq!(
+            load.until_quiet(quiet).await,
+            updated("surface://cells/load"),
+            "{era:?}"
+        );
         // The item's own URI hears a change to that item.
-        client.call_ok("proc_kill", json!({"pid": 1})).await;
-        let mut after_kill = Vec::new();
-        while let Some(h) = client.next_heard(1).await {
-            after_kill.push(h);
-        }
-        assert!(
-            after_kill.contains(&Heard::Updated("surface://collections/processes/1".into())),
-            "{after_kill:?}"
+        agent.call("proc_kill", json!({"pid": 1})).await.value();
+        assert_eq!(
+            first.until_quiet(quiet).await,
+            updated("surface://collections/processes/1"),
+            "{era:?}"
         );
     }
 }
@@ -298,20 +276,20 @@ async fn subscriptions_receive_updated_after_a_write_in_both_eras() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_and_event_subscriptions_hear_chunks_and_occurrences() {
     let (surface, served) = serve();
-    for era in ERAS {
-        let mut client = connect(&served, era).await;
-        client.subscribe("surface://streams/log").await.unwrap();
-        client.subscribe("surface://events/autosave").await.unwrap();
+    for era in TestEra::ALL {
+        let agent = TestClient::connect(&served, era).await;
+        let mut log = agent.subscribe("surface://streams/log").await.unwrap();
+        let mut autosave = agent.subscribe("surface://events/autosave").await.unwrap();
         surface.autosave.publish(ops::Saved { procs: 2 });
         surface.log.push("by hand".into());
-        let mut heard = vec![client.next_heard(2).await, client.next_heard(2).await];
-        heard.sort_by_key(|h| format!("{h:?}"));
         assert_eq!(
-            heard,
-            [
-                Some(Heard::Updated("surface://events/autosave".into())),
-                Some(Heard::Updated("surface://streams/log".into()))
-            ],
+            autosave.next().await,
+            Some(Notice::Updated("surface://events/autosave".into())),
+            "{era:?}"
+        );
+        assert_eq!(
+            log.next().await,
+            Some(Notice::Updated("surface://streams/log".into())),
             "{era:?}"
         );
     }
@@ -320,16 +298,43 @@ async fn stream_and_event_subscriptions_hear_chunks_and_occurrences() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscribing_to_an_unknown_uri_is_refused_by_name() {
     let (_, served) = serve();
-    let legacy = connect(&served, Era::Legacy).await;
-    let e = rpc_error(legacy.subscribe("surface://cells/nope").await.unwrap_err());
+    let legacy = TestClient::connect(&served, TestEra::Legacy).await;
+    let e = legacy.subscribe("surface://cells/nope").await.err().unwrap();
     assert!(e.message.contains("surface://cells/nope"), "{e:?}");
 
-    let mut modern = connect(&served, Era::Modern).await;
+    let modern = TestClient::connect(&served, TestEra::Modern).await;
     match modern.subscribe("surface://cells/nope").await {
-        Err(e) => assert!(e.to_string().contains("surface://cells/nope"), "{e}"),
-        Ok(()) => match modern.next_heard(2).await {
-            Some(Heard::Ended(message)) => assert!(message.contains("surface://cells/nope"), "{message}"),
+        Err(e) => assert!(e.message.contains("surface://cells/nope"), "{e:?}"),
+        Ok(mut notices) => match notices.next().await {
+            Some(Notice::Ended(message)) => assert!(message.contains("surface://cells/nope"), "{message}"),
             other => panic!("expected the listen stream to end with a refusal, got {other:?}"),
         },
+    }
+}
+
+/// The user test the README shows, verbatim but for the `ops::` paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_a_process_moves_the_load() {
+    for era in TestEra::ALL {
+        let served = ops::mcp_server(Arc::new(ops::Ops::new())).start().unwrap();
+        let agent = TestClient::connect(&served, era).await;
+        assert!(agent.tool_names().await.contains(&"proc_kill".to_owned()));
+        let mut load = agent.subscribe("surface://cells/load").await.unwrap();
+        assert_eq!(
+            agent.call("proc_kill", json!({"pid": 2})).await.value(),
+            json!({"ok": true})
+        );
+        assert_eq!(
+            load.next().await,
+            Some(Notice::Updated("surface://cells/load".into()))
+        );
+        assert_eq!(
+            agent.call("proc_kill", json!({"pid": 4242})).await.refusal(),
+            Refusal {
+                message: "surface-mcp: there is no process 4242".into(),
+                detail: Some(json!({"kind": "no-such-process", "pid": 4242})),
+            }
+        );
+        assert_eq!(agent.read("surface://cells/load").await.unwrap()["procs"], 1);
     }
 }

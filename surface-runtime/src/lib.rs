@@ -14,6 +14,8 @@ mod member;
 pub mod schema;
 mod spec;
 mod surface;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tool;
 #[cfg(feature = "wire")]
 pub mod wire;

@@ -1,15 +1,14 @@
-//! Test harness: an rmcp client over an in-process duplex, in either protocol era, that
-//! records the notifications it receives.
+//! Test harness: a raw rmcp client over an in-process duplex, in either protocol era, for the
+//! checks that need rmcp's own types (server info, raw results); the rest use
+//! `surface::testing::TestClient`.
 
 #![allow(dead_code)]
 
 use rmcp::model::*;
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::RunningService;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use std::time::Duration;
 use surface::mcp::ServedMcp;
-use tokio::sync::mpsc;
 
 /// The two protocol eras one server definition serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,35 +21,12 @@ pub enum Era {
 
 pub const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
 
-/// What the client heard, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Heard {
-    Updated(String),
-    ToolsChanged,
-    ResourcesChanged,
-    /// A 2026-07-28 listen stream ended with this error.
-    Ended(String),
-}
-
+/// The harness's client handler: it only states the client's identity (notifications are
+/// heard through `surface::testing::TestClient`).
 #[derive(Clone)]
-pub struct Recorder {
-    heard: mpsc::UnboundedSender<Heard>,
-}
+pub struct Recorder;
 
 impl ClientHandler for Recorder {
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.heard.send(Heard::Updated(params.uri));
-    }
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.heard.send(Heard::ToolsChanged);
-    }
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.heard.send(Heard::ResourcesChanged);
-    }
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             ClientCapabilities::default(),
@@ -62,9 +38,7 @@ impl ClientHandler for Recorder {
 
 pub struct Client {
     pub era: Era,
-    tx: mpsc::UnboundedSender<Heard>,
     pub service: RunningService<RoleClient, Recorder>,
-    pub heard: mpsc::UnboundedReceiver<Heard>,
 }
 
 /// Connects a client in `era` to `served` over an in-process duplex.
@@ -77,8 +51,7 @@ pub async fn connect(served: &ServedMcp, era: Era) -> Client {
             let _ = connection.waiting().await;
         }
     });
-    let (tx, heard) = mpsc::unbounded_channel();
-    let recorder = Recorder { heard: tx.clone() };
+    let recorder = Recorder;
     let service = match era {
         Era::Legacy => recorder.serve(client_io).await.expect("legacy client connects"),
         Era::Modern => recorder
@@ -91,12 +64,7 @@ pub async fn connect(served: &ServedMcp, era: Era) -> Client {
             .await
             .expect("2026-07-28 client connects"),
     };
-    Client {
-        era,
-        tx,
-        service,
-        heard,
-    }
+    Client { era, service }
 }
 
 impl Client {
@@ -127,75 +95,6 @@ impl Client {
             other => panic!("not text: {other:?}"),
         };
         Ok(serde_json::from_str(&text).expect("JSON text"))
-    }
-
-    /// Subscribes to `uri`: `resources/subscribe` (legacy) or a `subscriptions/listen` stream
-    /// that also takes both list_changed notifications (2026-07-28).
-    pub async fn subscribe(&self, uri: &str) -> Result<(), rmcp::ServiceError> {
-        match self.era {
-            #[allow(deprecated)]
-            Era::Legacy => {
-                self.service
-                    .subscribe(SubscribeRequestParams::new(uri.to_owned()))
-                    .await
-            }
-            Era::Modern => {
-                let filter = SubscriptionFilter::builder()
-                    .tools_list_changed()
-                    .resources_list_changed()
-                    .resource_subscription(uri.to_owned())
-                    .build();
-                self.listen(filter).await
-            }
-        }
-    }
-
-    /// Opens a 2026-07-28 listen stream for both list_changed notifications (legacy sessions
-    /// get them unasked).
-    pub async fn listen_lists(&self) {
-        if self.era == Era::Modern {
-            let filter = SubscriptionFilter::builder()
-                .tools_list_changed()
-                .resources_list_changed()
-                .build();
-            self.listen(filter).await.expect("listen opens");
-        }
-    }
-
-    async fn listen(&self, filter: SubscriptionFilter) -> Result<(), rmcp::ServiceError> {
-        let mut sub = self.service.listen(filter).await?;
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            loop {
-                let heard = match sub.next().await {
-                    Ok(Some(ServerNotification::ResourceUpdatedNotification(n))) => {
-                        Heard::Updated(n.params.uri)
-                    }
-                    Ok(Some(ServerNotification::ToolListChangedNotification(_))) => Heard::ToolsChanged,
-                    Ok(Some(ServerNotification::ResourceListChangedNotification(_))) => {
-                        Heard::ResourcesChanged
-                    }
-                    Ok(Some(_)) => continue,
-                    Ok(None) => return,
-                    Err(e) => {
-                        let _ = tx.send(Heard::Ended(e.to_string()));
-                        return;
-                    }
-                };
-                if tx.send(heard).is_err() {
-                    return;
-                }
-            }
-        });
-        Ok(())
-    }
-
-    /// Waits for the next notification, up to `secs`.
-    pub async fn next_heard(&mut self, secs: u64) -> Option<Heard> {
-        tokio::time::timeout(Duration::from_secs(secs), self.heard.recv())
-            .await
-            .ok()
-            .flatten()
     }
 }
 
