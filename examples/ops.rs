@@ -4,7 +4,8 @@
 //! over Streamable HTTP at `http://127.0.0.1:PORT/mcp` instead (loopback only unless
 //! `--http-allow-remote` follows). `-- --socket PATH` serves the surface itself as a daemon on a
 //! unix socket (`-- --wire-stdio`: on its own stdio, for `ssh`), and `-- --bridge PATH` is an MCP
-//! stdio server bridging to that daemon.
+//! stdio server bridging to that daemon (`--bridge-timeout-ms N` after it: how long a bridged
+//! request waits for the daemon's answer, 30 s by default).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -232,14 +233,24 @@ pub const INSTRUCTIONS: &str = "Everything here is about processes, not files.";
 /// signal is wired, so a daemon restart costs no request; without it, the first request after
 /// a restart fails with a sentence saying so and the next one re-dials.
 pub fn bridge_server(path: std::path::PathBuf, announce_close: bool) -> McpServer {
+    bridge_server_with(path, announce_close, surface::wire::DialOptions::default())
+}
+
+/// [`bridge_server`] with explicit dial timeouts (how long a bridged request waits).
+pub fn bridge_server_with(
+    path: std::path::PathBuf,
+    announce_close: bool,
+    options: surface::wire::DialOptions,
+) -> McpServer {
     McpServer::new("ops", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .core(Member::new(EXPOSE).tool(CountTool))
         .dial(move || {
-            let path = path.clone();
+            let (path, options) = (path.clone(), options.clone());
             async move {
-                let (client, dispose, closed) =
-                    surface::wire::dial_unix_socket::<Ops>(&path).await?.into_parts();
+                let (client, dispose, closed) = surface::wire::dial_unix_socket_with::<Ops>(&path, &options)
+                    .await?
+                    .into_parts();
                 let owned = OwnedBundle::new(BundleClient::with_core(client)).dispose(dispose);
                 Ok(if announce_close {
                     owned.on_close(closed)
@@ -272,13 +283,28 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,
-        ["--socket", path] => serve_daemon(Arc::new(Ops::new()), path.as_ref()).await?,
+        ["--socket", path] => {
+            if let Err(e) = serve_daemon(Arc::new(Ops::new()), path.as_ref()).await {
+                // A refused path (a regular file, another daemon's socket) is a sentence, not a
+                // Debug dump.
+                eprintln!("ops: {e}");
+                std::process::exit(1);
+            }
+        }
         ["--wire-stdio"] => {
             // The wire face on this process's own stdio, for `ssh host ops --wire-stdio`.
             let ops = Arc::new(Ops::new());
             surface::wire::serve_streams(ops, EXPOSE, tokio::io::stdin(), tokio::io::stdout()).await
         }
         ["--bridge", path] => bridge_server(path.into(), true).start()?.serve_stdio().await?,
+        ["--bridge", path, "--bridge-timeout-ms", ms] => {
+            let options = surface::wire::DialOptions::default()
+                .call_timeout(std::time::Duration::from_millis(ms.parse()?));
+            bridge_server_with(path.into(), true, options)
+                .start()?
+                .serve_stdio()
+                .await?
+        }
         ["--http", addr] | ["--http", addr, "--http-allow-remote"] => {
             let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
                 .allow_remote(args.len() == 3);
@@ -288,7 +314,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!(
-                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH | --http ADDR [--http-allow-remote]]   (no flag: MCP on stdio)"
+                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote]]   (no flag: MCP on stdio)"
             );
             std::process::exit(2);
         }

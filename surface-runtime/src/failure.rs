@@ -84,6 +84,12 @@ pub enum FailureKind {
         /// Whether the request may have been executed.
         outcome_unknown: bool,
     },
+    /// A request to a served surface got no answer within the caller's timeout. Its outcome is
+    /// unknown: the far side may still act on it.
+    TimedOut {
+        /// The timeout that ran out, in milliseconds.
+        after_ms: u64,
+    },
 }
 
 /// An erased failure: message, optional structured detail, and its kind.

@@ -142,23 +142,33 @@ impl Link {
     /// Reframes a failed request: a transport death discards the connection it used and says
     /// so; an application error keeps the connection and passes through.
     pub(crate) async fn after(&self, lease: &Lease, f: Failure) -> Failure {
-        let (Link::Dialed(d), FailureKind::Transport { outcome_unknown }) = (self, &f.kind) else {
+        let Link::Dialed(d) = self else {
             return f;
+        };
+        let message = match &f.kind {
+            FailureKind::Transport {
+                outcome_unknown: true,
+            } => format!(
+                "The connection to the served surface dropped while this request was in flight ({}), so its outcome is unknown: the served side may have acted and only the answer been lost. {STILL_RUNNING} — check the state before retrying; nothing was replayed.",
+                f.message
+            ),
+            FailureKind::Transport {
+                outcome_unknown: false,
+            } => format!(
+                "The connection to the served surface had closed ({}). {STILL_RUNNING} — retry: the next request dials afresh.",
+                f.message
+            ),
+            // A peer that stops answering is as good as dead: later requests dial afresh
+            // rather than queue behind it. Requests already in flight on it still get answers.
+            FailureKind::TimedOut { .. } => format!(
+                "The served surface did not answer this request in time ({}), so its outcome is unknown: the served side may still act on it. This MCP server is still running and has discarded the unresponsive connection — check the state before retrying; the next request dials afresh.",
+                f.message
+            ),
+            _ => return f,
         };
         if let Some(live) = lease.live.as_ref().and_then(Weak::upgrade) {
             d.discard(&live).await;
         }
-        let message = if *outcome_unknown {
-            format!(
-                "The connection to the served surface dropped while this request was in flight ({}), so its outcome is unknown: the served side may have acted and only the answer been lost. {STILL_RUNNING} — check the state before retrying; nothing was replayed.",
-                f.message
-            )
-        } else {
-            format!(
-                "The connection to the served surface had closed ({}). {STILL_RUNNING} — retry: the next request dials afresh.",
-                f.message
-            )
-        };
         Failure { message, ..f }
     }
 }

@@ -21,8 +21,68 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
-/// How long a dial waits for the served side's greeting.
-const GREETING_TIMEOUT: Duration = Duration::from_secs(10);
+/// How a dial waits: for the greeting, and for each answer.
+///
+/// ```
+/// use std::time::Duration;
+/// use surface_runtime::wire::DialOptions;
+/// let options = DialOptions::default().call_timeout(Duration::from_secs(5));
+/// assert_eq!(options.get_call_timeout(), Duration::from_secs(5));
+/// assert_eq!(DialOptions::default().get_call_timeout(), DialOptions::DEFAULT_CALL_TIMEOUT);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "hand the options to `dial_unix_socket_with` or `dial_child_with`"]
+pub struct DialOptions {
+    greeting_timeout: Duration,
+    call_timeout: Duration,
+}
+
+impl Default for DialOptions {
+    fn default() -> Self {
+        DialOptions {
+            greeting_timeout: Self::DEFAULT_GREETING_TIMEOUT,
+            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+        }
+    }
+}
+
+impl DialOptions {
+    /// Default of [`greeting_timeout`](Self::greeting_timeout): 10 s.
+    pub const DEFAULT_GREETING_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default of [`call_timeout`](Self::call_timeout): 30 s.
+    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// How long a dial waits for the served side's greeting (default
+    /// [`DEFAULT_GREETING_TIMEOUT`](Self::DEFAULT_GREETING_TIMEOUT)).
+    pub fn greeting_timeout(mut self, timeout: Duration) -> Self {
+        self.greeting_timeout = timeout;
+        self
+    }
+
+    /// How long a request (a read, a call, the opening of a watch) waits for its answer
+    /// (default [`DEFAULT_CALL_TIMEOUT`](Self::DEFAULT_CALL_TIMEOUT)); then it fails with
+    /// [`FailureKind::TimedOut`], its outcome unknown. An open watch's changes have no timeout.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// See [`call_timeout`](Self::call_timeout).
+    pub fn get_call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+}
+
+/// `1.5 s`, `30 s`, `250 ms`: a timeout as a sentence says it.
+fn spoken(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) {
+        format!("{} s", d.as_secs())
+    } else if d >= Duration::from_secs(1) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
 
 /// Fires once, when a connection's transport goes away.
 ///
@@ -102,6 +162,7 @@ struct Inner {
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     watches: Mutex<HashMap<u64, mpsc::UnboundedSender<crate::member::Change>>>,
     closed: CloseSignal,
+    call_timeout: Duration,
 }
 
 /// A [`Dispatch`] over a wire connection: requests multiplexed by id, watches as frames.
@@ -122,6 +183,17 @@ impl SocketDispatch {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id, tx);
         let line = serde_json::to_string(&RequestFrame { id, request }).expect("requests serialize");
+        if line.len() > MAX_FRAME {
+            // The served side's decoder would drop the whole connection: refuse this request only.
+            self.forget(id);
+            return Err(Failure::new(
+                FailureKind::Error,
+                format!(
+                    "the request was too large to send: {} bytes, over the wire's limit of {MAX_FRAME} bytes",
+                    line.len()
+                ),
+            ));
+        }
         if self.inner.lines.send(line).is_err() {
             self.inner
                 .pending
@@ -133,9 +205,36 @@ impl SocketDispatch {
         Ok((id, rx))
     }
 
+    fn forget(&self, id: u64) {
+        self.inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+    }
+
+    /// Waits for request `id`'s answer, at most the call timeout.
+    async fn answer(
+        &self,
+        id: u64,
+        rx: oneshot::Receiver<Reply>,
+    ) -> Result<Result<Reply, oneshot::error::RecvError>, Failure> {
+        let timeout = self.inner.call_timeout;
+        tokio::time::timeout(timeout, rx).await.map_err(|_| {
+            // A late answer finds no waiter and is dropped.
+            self.forget(id);
+            Failure::new(
+                FailureKind::TimedOut {
+                    after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                },
+                format!("the served surface did not answer within {}", spoken(timeout)),
+            )
+        })
+    }
+
     async fn request(&self, request: Request) -> Result<Value, Failure> {
-        let (_, rx) = self.send(request)?;
-        match rx.await {
+        let (id, rx) = self.send(request)?;
+        match self.answer(id, rx).await? {
             Ok(Reply::Ok(v)) => Ok(v),
             Ok(Reply::Err(f)) => Err(f),
             Ok(Reply::Change(_)) => Err(transport(
@@ -188,14 +287,17 @@ impl Dispatch for SocketDispatch {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .insert(id, changes_tx);
-            match ack.await {
-                Ok(Reply::Ok(_)) => {}
-                Ok(Reply::Err(f)) => {
-                    self.inner
-                        .watches
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&id);
+            let unregister = || {
+                self.inner
+                    .watches
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id);
+            };
+            match self.answer(id, ack).await {
+                Ok(Ok(Reply::Ok(_))) => {}
+                Ok(Ok(Reply::Err(f))) | Err(f) => {
+                    unregister();
                     return Err(f);
                 }
                 _ => {
@@ -254,7 +356,11 @@ impl Drop for Unwatch {
 
 /// Opens a connection to a served `S` over `reader`/`writer`: waits for the greeting and
 /// checks it names `S`. The returned signal fires when the transport goes away.
-async fn connect<S, R, W>(reader: R, writer: W) -> Result<(SocketDispatch, CloseSignal), Failure>
+async fn connect<S, R, W>(
+    reader: R,
+    writer: W,
+    options: &DialOptions,
+) -> Result<(SocketDispatch, CloseSignal), Failure>
 where
     S: Surface,
     R: AsyncRead + Send + Unpin + 'static,
@@ -289,9 +395,10 @@ where
         pending: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
         closed: closed.clone(),
+        call_timeout: options.call_timeout,
     });
     let mut frames = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
-    let greeting = tokio::time::timeout(GREETING_TIMEOUT, frames.next()).await;
+    let greeting = tokio::time::timeout(options.greeting_timeout, frames.next()).await;
     let hello: Hello = match greeting {
         Ok(Some(Ok(line))) => match serde_json::from_str::<ReplyFrame>(&line) {
             Ok(ReplyFrame {
@@ -312,7 +419,16 @@ where
                 "the served side closed the connection before greeting",
             ));
         }
-        Err(_) => return Err(transport(false, "the served side did not greet within 10 s")),
+        Err(_) => {
+            closed.close();
+            return Err(transport(
+                false,
+                format!(
+                    "the served side did not greet within {}",
+                    spoken(options.greeting_timeout)
+                ),
+            ));
+        }
     };
     if hello.surface != S::NAME || hello.wire != WIRE_VERSION {
         closed.close();
@@ -381,12 +497,28 @@ where
 pub async fn dial_unix_socket<S: Surface>(
     path: impl AsRef<Path>,
 ) -> Result<OwnedConnection<S::Client>, Failure> {
+    dial_unix_socket_with::<S>(path, &DialOptions::default()).await
+}
+
+/// [`dial_unix_socket`] with explicit timeouts.
+///
+/// ```no_run
+/// # async fn f<S: surface_runtime::Surface>() -> Result<(), surface_runtime::Failure> {
+/// use surface_runtime::wire::{DialOptions, dial_unix_socket_with};
+/// let options = DialOptions::default().call_timeout(std::time::Duration::from_secs(5));
+/// let connection = dial_unix_socket_with::<S>("/tmp/ops.sock", &options).await?;
+/// # Ok(()) }
+/// ```
+pub async fn dial_unix_socket_with<S: Surface>(
+    path: impl AsRef<Path>,
+    options: &DialOptions,
+) -> Result<OwnedConnection<S::Client>, Failure> {
     let path = path.as_ref();
     let stream = tokio::net::UnixStream::connect(path)
         .await
         .map_err(|e| transport(false, format!("could not dial {}: {e}", path.display())))?;
     let (r, w) = stream.into_split();
-    let (dispatch, closed) = connect::<S, _, _>(r, w).await?;
+    let (dispatch, closed) = connect::<S, _, _>(r, w, options).await?;
     let signal = closed.clone();
     Ok(OwnedConnection {
         client: S::Client::from_dispatch(Arc::new(dispatch)),
@@ -398,7 +530,15 @@ pub async fn dial_unix_socket<S: Surface>(
 /// Spawns `command` (e.g. `ssh host app serve`) and dials the surface it serves on its stdio.
 /// Disposing the connection kills the child.
 pub async fn dial_child<S: Surface>(
+    command: tokio::process::Command,
+) -> Result<OwnedConnection<S::Client>, Failure> {
+    dial_child_with::<S>(command, &DialOptions::default()).await
+}
+
+/// [`dial_child`] with explicit timeouts.
+pub async fn dial_child_with<S: Surface>(
     mut command: tokio::process::Command,
+    options: &DialOptions,
 ) -> Result<OwnedConnection<S::Client>, Failure> {
     let mut child = command
         .stdin(std::process::Stdio::piped())
@@ -408,7 +548,7 @@ pub async fn dial_child<S: Surface>(
         .map_err(|e| transport(false, format!("could not start the served process: {e}")))?;
     let stdin = child.stdin.take().expect("piped");
     let stdout = child.stdout.take().expect("piped");
-    let (dispatch, closed) = connect::<S, _, _>(stdout, stdin).await?;
+    let (dispatch, closed) = connect::<S, _, _>(stdout, stdin, options).await?;
     let child = Arc::new(Mutex::new(Some(child)));
     let reaper = child.clone();
     let exit = closed.clone();

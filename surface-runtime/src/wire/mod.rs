@@ -9,6 +9,11 @@ mod client;
 pub mod protocol;
 mod server;
 
-pub use client::{CloseSignal, OwnedConnection, SocketDispatch, dial_child, dial_unix_socket};
+pub use client::{
+    CloseSignal, DialOptions, OwnedConnection, SocketDispatch, dial_child, dial_child_with, dial_unix_socket,
+    dial_unix_socket_with,
+};
 pub use protocol::MAX_FRAME;
-pub use server::{WireServer, serve_streams, serve_unix_socket};
+pub use server::{
+    WireOptions, WireServer, serve_streams, serve_streams_with, serve_unix_socket, serve_unix_socket_with,
+};
