@@ -162,6 +162,52 @@ fn a_client_that_writes_without_reading_cannot_grow_the_daemon() {
 }
 
 #[test]
+fn running_out_of_file_descriptors_pauses_accepting_instead_of_ending_it() {
+    let path = dir("emfile").join("ops.sock");
+    let daemon = Daemon::start(&path, "ulimit -n 48;", &[]);
+    // Open clients until one is not greeted: the daemon is out of descriptors.
+    let mut clients = Vec::new();
+    let mut starved = false;
+    for _ in 0..200 {
+        let Ok(stream) = UnixStream::connect(&path) else {
+            // Refused outright: the daemon gave up its listener.
+            starved = true;
+            break;
+        };
+        stream
+            .set_read_timeout(Some(Duration::from_millis(1500)))
+            .unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        let greeted = reader.read_line(&mut line).is_ok_and(|n| n > 0);
+        clients.push(reader);
+        if !greeted {
+            starved = true;
+            break;
+        }
+    }
+    assert!(starved, "the daemon never ran out of descriptors at ulimit -n 48");
+    let held = clients.len();
+    drop(clients);
+    // Descriptors are free again: a new client is served.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut served = false;
+    while !served && Instant::now() < deadline {
+        served = one_request(
+            &path,
+            r#"{"id":1,"op":"read","member":"load"}"#,
+            Duration::from_secs(2),
+        )
+        .is_some_and(|a| a.contains("\"procs\":2"));
+    }
+    assert!(
+        served,
+        "after {held} clients came and went, a new client is not served"
+    );
+    drop(daemon);
+}
+
+#[test]
 fn a_regular_file_at_the_socket_path_survives_and_is_refused() {
     let path = dir("regular").join("ops.sock");
     std::fs::write(&path, "precious").unwrap();
