@@ -65,6 +65,8 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 use std::fmt;
 
+pub mod profile;
+
 /// The property a non-object input travels under once wrapped.
 const VALUE: &str = "value";
 
@@ -121,6 +123,9 @@ pub struct InputSchema {
     pub schema: Map<String, Value>,
     /// Whether the input is advertised under a `value` property.
     pub wrapped: bool,
+    /// Whether a `null` property in the arguments means "left out" (a [`profile`] that makes
+    /// optional fields nullable sets it): [`unwrap_input`] removes such properties.
+    pub nulls_are_absent: bool,
 }
 
 /// The arguments a host sent do not fit the input schema.
@@ -285,6 +290,7 @@ pub fn wrap_input(bridged: Value) -> InputSchema {
             InputSchema {
                 schema,
                 wrapped: false,
+                nulls_are_absent: false,
             }
         }
         other => {
@@ -297,6 +303,7 @@ pub fn wrap_input(bridged: Value) -> InputSchema {
             InputSchema {
                 schema,
                 wrapped: true,
+                nulls_are_absent: false,
             }
         }
     }
@@ -325,6 +332,7 @@ pub fn no_input_schema() -> InputSchema {
     InputSchema {
         schema,
         wrapped: false,
+        nulls_are_absent: false,
     }
 }
 
@@ -346,14 +354,19 @@ pub fn no_input_schema() -> InputSchema {
 /// assert_eq!(unwrap_input(&no_input_schema(), None), Ok(json!({})));
 /// ```
 pub fn unwrap_input(schema: &InputSchema, args: Option<Map<String, Value>>) -> Result<Value, InputError> {
-    if !schema.wrapped {
-        return Ok(Value::Object(args.unwrap_or_default()));
+    let mut input = if !schema.wrapped {
+        Value::Object(args.unwrap_or_default())
+    } else {
+        args.and_then(|mut args| args.remove(VALUE))
+            .ok_or_else(|| InputError {
+                field: VALUE.to_owned(),
+                message: "missing required field".to_owned(),
+            })?
+    };
+    if schema.nulls_are_absent {
+        profile::drop_nulls(&mut input);
     }
-    args.and_then(|mut args| args.remove(VALUE))
-        .ok_or_else(|| InputError {
-            field: VALUE.to_owned(),
-            message: "missing required field".to_owned(),
-        })
+    Ok(input)
 }
 
 /// The generator transform behind "`Option<T>` adds no `null`".

@@ -12,6 +12,8 @@
 //! - [`TestClient::subscribe`] answers [`Notices`], the stream of `updated` notices for one URI
 //!   (`resources/subscribe` in the legacy era, `subscriptions/listen` in 2026-07-28)
 //! - [`TestClient::watch_lists`] and [`TestClient::reroster`] for live rosters
+//! - [`TestClient::check_profile`] fails when a tool's input cannot be expressed in a schema
+//!   profile, naming the tool and the field
 //!
 //! Enable it in your dev-dependencies: `surface = { version = "…", features = ["testing"] }`.
 //! A user's test (this example runs as a doc test of the `surface` crate, whose macros it needs):
@@ -65,6 +67,8 @@
 //! ```
 
 use crate::mcp::{CompositionError, ServedMcp, Siblings};
+use crate::schema::InputSchema;
+use crate::schema::profile::{ProfileError, SchemaProfile};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
     ReadResourceRequestParams, ResourceContents, ResourceUpdatedNotificationParam, ServerNotification,
@@ -453,6 +457,30 @@ impl TestClient {
     /// The names of every tool, in list order.
     pub async fn tool_names(&self) -> Vec<String> {
         self.list_tools().await.into_iter().map(|t| t.name).collect()
+    }
+
+    /// Checks every tool this connection lists against `profile` (see
+    /// [`crate::schema::profile`]): answers one [`ProfileError`] per tool whose input the
+    /// profile cannot express, each naming the tool and the fields. For a `cargo test` that
+    /// keeps a portable server ready for a stricter host.
+    pub async fn check_profile(&self, profile: SchemaProfile) -> Result<(), Vec<ProfileError>> {
+        let refused: Vec<ProfileError> = self
+            .list_tools()
+            .await
+            .into_iter()
+            .filter_map(|tool| {
+                let Value::Object(schema) = tool.input_schema else {
+                    return None;
+                };
+                let input = InputSchema {
+                    schema,
+                    wrapped: false,
+                    nulls_are_absent: false,
+                };
+                profile.check(&tool.name, &input).err()
+            })
+            .collect();
+        if refused.is_empty() { Ok(()) } else { Err(refused) }
     }
 
     /// Every resource, as `resources/list` answers now.

@@ -8,6 +8,7 @@
 use super::bundle::{Member, RootTool, RootTools, Siblings, SurfaceTool};
 use super::link::Link;
 use crate::expose::Exposure;
+use crate::schema::profile::SchemaProfile;
 use crate::schema::{self, InputSchema};
 use crate::spec::{MemberKind, SurfaceSpec};
 use rmcp::model::{Resource, ResourceTemplate, Tool, ToolAnnotations};
@@ -88,6 +89,8 @@ pub(crate) struct Generation {
 pub(crate) struct Fixed {
     pub core: Option<Member>,
     pub root_tools: RootTools,
+    /// How every advertised input schema is rewritten (schema/profile.rs).
+    pub profile: SchemaProfile,
 }
 
 /// A tool name of a sibling's: `t_<name>`; the core's and the root's stay bare.
@@ -192,6 +195,18 @@ pub(crate) fn compose(
                 },
             },
         ));
+    }
+
+    if fixed.profile != SchemaProfile::Portable {
+        for (name, claim) in &mut claims {
+            match fixed.profile.check(name, &claim.entry.input) {
+                Ok(input) => {
+                    claim.tool.input_schema = Arc::new(input.schema.clone());
+                    claim.entry.input = Arc::new(input);
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
     }
 
     // One pass over the whole tool namespace, naming both claimants of every duplicate.

@@ -48,6 +48,7 @@ pub use static_bundle::{
     static_member as __static_member,
 };
 
+use crate::schema::profile::SchemaProfile;
 use crate::tool::BespokeTool;
 use generation::Fixed;
 use handler::{Factory, Shared};
@@ -66,6 +67,7 @@ pub struct McpServer {
     siblings: Siblings,
     root_tools: RootTools,
     factory: Option<Factory>,
+    profile: SchemaProfile,
 }
 
 impl McpServer {
@@ -78,6 +80,7 @@ impl McpServer {
             siblings: Siblings::new(),
             root_tools: RootTools::new(),
             factory: None,
+            profile: SchemaProfile::Portable,
         }
     }
 
@@ -138,6 +141,20 @@ impl McpServer {
         self
     }
 
+    /// Rewrites every advertised input schema for one kind of host (see
+    /// [`crate::schema::profile`] for each profile's rules and their sources). `start()` then
+    /// refuses a tool whose input the profile cannot express, naming the tool and the field.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::McpServer;
+    /// use surface_runtime::schema::profile::SchemaProfile;
+    /// let server = McpServer::new("ops", "1.0.0").schema_profile(SchemaProfile::OpenAiStrict);
+    /// ```
+    pub fn schema_profile(mut self, profile: SchemaProfile) -> Self {
+        self.profile = profile;
+        self
+    }
+
     /// Composes the bundle (refusing it with every problem named) and makes it servable.
     pub fn start(self) -> Result<ServedMcp, CompositionError> {
         let factory = self
@@ -146,6 +163,7 @@ impl McpServer {
         let fixed = Fixed {
             core: self.core,
             root_tools: self.root_tools,
+            profile: self.profile,
         };
         let shared = Shared::boot(self.identity, self.instructions, fixed, self.siblings, factory)?;
         Ok(ServedMcp { shared })
