@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bundle;
 mod dispatch;
 mod expose;
 mod failure;
@@ -14,6 +15,7 @@ mod member;
 pub mod schema;
 mod spec;
 mod surface;
+pub mod table;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool;

@@ -6,10 +6,11 @@
 //! opening request) and owns its subscriptions: legacy `resources/subscribe` and 2026-07-28
 //! `subscriptions/listen` streams, each URI watched by one debounced task.
 
-use super::bundle::{BundleClient, Siblings};
 use super::generation::{self, CompositionError, Fixed, Generation, ResourceEntry, ToolTarget};
-use super::link::{DialFactory, Lease, Link};
+use super::link::{Lease, Link};
 use super::results::{self, branded};
+use crate::bundle::DialFactory;
+use crate::bundle::{BundleClient, Siblings};
 use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
 use crate::member::ChangeStream;
@@ -499,17 +500,7 @@ impl Session {
         input: serde_json::Value,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, Failure> {
-        match target {
-            ToolTarget::Procedure { owner, procedure } => {
-                let dispatch = lease.bundle.dispatch_for(owner.as_deref())?;
-                dispatch.call(procedure, input).await.map(ToolOutput::Value)
-            }
-            ToolTarget::Bespoke { owner, tool } => {
-                let dispatch = lease.bundle.dispatch_for(owner.as_deref())?;
-                tool.invoke(input, dispatch, cancel).await
-            }
-            ToolTarget::Root { tool } => tool.invoke(input, lease.bundle.clone(), cancel).await,
-        }
+        target.run(&lease.bundle, input, cancel).await
     }
 }
 

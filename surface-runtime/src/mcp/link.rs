@@ -8,11 +8,9 @@
 //! [`BORN_DEAD_DIALS`] times within [`BORN_DEAD_WINDOW`], then the link fails loudly. After the
 //! server closes, nothing is dialled. A request cut off in flight is never replayed.
 
-use super::bundle::BundleClient;
+use crate::bundle::{BundleClient, DialFactory};
 use crate::failure::{Failure, FailureKind};
 use crate::wire::CloseSignal;
-use futures::future::BoxFuture;
-use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -23,50 +21,6 @@ pub const BORN_DEAD_DIALS: usize = 3;
 pub const BORN_DEAD_WINDOW: Duration = Duration::from_secs(10);
 
 const STILL_RUNNING: &str = "This MCP server is still running and has discarded the dead connection";
-
-/// A dialled bundle the MCP face owns: the clients, how to close them, and (where the
-/// transport can announce it) the signal that fires when it drops.
-pub struct OwnedBundle {
-    bundle: BundleClient,
-    dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
-    on_close: Option<CloseSignal>,
-}
-
-impl OwnedBundle {
-    /// Owns `bundle`, with nothing to dispose and no close announcement.
-    pub fn new(bundle: BundleClient) -> Self {
-        OwnedBundle {
-            bundle,
-            dispose: None,
-            on_close: None,
-        }
-    }
-
-    /// Called on teardown and before every re-dial.
-    pub fn dispose(mut self, dispose: impl FnOnce() + Send + Sync + 'static) -> Self {
-        self.dispose = Some(Box::new(dispose));
-        self
-    }
-
-    /// The transport's close signal: supply it whenever the dial can reach it, so a dead
-    /// connection is discarded the instant it dies instead of by failing a request.
-    pub fn on_close(mut self, signal: CloseSignal) -> Self {
-        self.on_close = Some(signal);
-        self
-    }
-}
-
-impl fmt::Debug for OwnedBundle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OwnedBundle")
-            .field("bundle", &self.bundle)
-            .field("on_close", &self.on_close)
-            .finish()
-    }
-}
-
-/// Dials the bundle afresh; re-invoked after a drop and after every reroster.
-pub type DialFactory = Arc<dyn Fn() -> BoxFuture<'static, Result<OwnedBundle, Failure>> + Send + Sync>;
 
 struct Live {
     bundle: BundleClient,

@@ -22,7 +22,6 @@
 //! # }
 //! ```
 
-mod bundle;
 mod generation;
 mod handler;
 #[cfg(feature = "http")]
@@ -33,13 +32,15 @@ mod static_bundle;
 mod stdio;
 mod transport;
 
+pub use crate::bundle::{BundleClient, Member, RootTools, Siblings};
+pub use crate::bundle::{DialFactory, OwnedBundle};
+pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
-pub use bundle::{BundleClient, Member, RootTools, Siblings};
-pub use generation::{CompositionError, resource_uri, scoped_tool_name};
+pub use generation::CompositionError;
 pub use handler::{ClientFactory, Instructions};
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer};
-pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW, DialFactory, OwnedBundle};
+pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use results::{BRAND, branded, normalize};
 pub use static_bundle::Roster;
 #[doc(hidden)]
@@ -63,7 +64,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub struct McpServer {
     identity: Implementation,
     instructions: Instructions,
-    core: Option<bundle::Member>,
+    core: Option<Member>,
     siblings: Siblings,
     root_tools: RootTools,
     factory: Option<Factory>,

@@ -2,7 +2,7 @@
 //! errors. `bundle!` builds the roster and checks it in const evaluation with the same rules
 //! (and the same sentences) the boot-time composition applies.
 
-use super::bundle::{BundleClient, Member, RootTools, Siblings};
+use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 use crate::expose::{ExposeEntry, Exposure};
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::surface::Surface;

@@ -7,6 +7,8 @@ use crate::failure::{Failure, FailureKind};
 use crate::spec::SurfaceSpec;
 use crate::surface::{Surface, SurfaceClient};
 use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
+#[cfg(feature = "wire")]
+use crate::wire::CloseSignal;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::any::Any;
@@ -80,7 +82,7 @@ impl<T: BespokeTool<Client = BundleClient>> RootTool for AtRoot<T> {
 /// One surface of a bundle (the core or a sibling): its spec, expose map and bespoke tools.
 ///
 /// ```
-/// # use surface_runtime::{Expose, mcp::Member};
+/// # use surface_runtime::{Expose, bundle::Member};
 /// # fn f<S: surface_runtime::Surface>(expose: Expose<S>) {
 /// let member = Member::new(expose); // add tools with `.tool(my_tool)`
 /// # }
@@ -153,7 +155,7 @@ impl RootTools {
 /// optional host context (what bundle-root tools need to reach the host, e.g. to reroster).
 ///
 /// ```
-/// # use surface_runtime::mcp::BundleClient;
+/// # use surface_runtime::bundle::BundleClient;
 /// let bundle = BundleClient::new();
 /// assert!(bundle.core_dispatch().is_none());
 /// assert!(bundle.sibling_keys().next().is_none());
@@ -247,3 +249,51 @@ impl fmt::Debug for BundleClient {
             .finish()
     }
 }
+
+/// A dialled bundle a face (MCP or argv) owns: the clients, how to close them, and (where the
+/// transport can announce it) the signal that fires when it drops.
+#[cfg(feature = "wire")]
+pub struct OwnedBundle {
+    pub(crate) bundle: BundleClient,
+    pub(crate) dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
+    pub(crate) on_close: Option<CloseSignal>,
+}
+
+#[cfg(feature = "wire")]
+impl OwnedBundle {
+    /// Owns `bundle`, with nothing to dispose and no close announcement.
+    pub fn new(bundle: BundleClient) -> Self {
+        OwnedBundle {
+            bundle,
+            dispose: None,
+            on_close: None,
+        }
+    }
+
+    /// Called on teardown and before every re-dial.
+    pub fn dispose(mut self, dispose: impl FnOnce() + Send + Sync + 'static) -> Self {
+        self.dispose = Some(Box::new(dispose));
+        self
+    }
+
+    /// The transport's close signal: supply it whenever the dial can reach it, so a dead
+    /// connection is discarded the instant it dies instead of by failing a request.
+    pub fn on_close(mut self, signal: CloseSignal) -> Self {
+        self.on_close = Some(signal);
+        self
+    }
+}
+
+#[cfg(feature = "wire")]
+impl fmt::Debug for OwnedBundle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedBundle")
+            .field("bundle", &self.bundle)
+            .field("on_close", &self.on_close)
+            .finish()
+    }
+}
+
+/// Dials the bundle afresh; re-invoked after a drop and after every reroster.
+#[cfg(feature = "wire")]
+pub type DialFactory = Arc<dyn Fn() -> BoxFuture<'static, Result<OwnedBundle, Failure>> + Send + Sync>;

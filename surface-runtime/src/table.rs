@@ -1,0 +1,287 @@
+//! The served tool table: every tool a bundle serves, named exactly as `tools/list` names it,
+//! with the input schema it advertises and what calling it runs.
+//!
+//! Every face that offers tools builds its tools from this one table (the MCP face's
+//! `tools/list` and `tools/call`, the argv face's subcommands), so a name, a schema or a
+//! refusal can never differ between faces. Nothing here depends on rmcp.
+
+// Without a face that names tools (mcp) the table is built by nothing.
+#![cfg_attr(not(feature = "mcp"), allow(dead_code))]
+
+use crate::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, SurfaceTool};
+use crate::expose::Exposure;
+use crate::failure::Failure;
+use crate::schema::{self, InputSchema};
+use crate::spec::MemberKind;
+use crate::tool::{CancellationToken, ToolOutput};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Tool names hosts accept: at most 64 characters of `[A-Za-z0-9_.-]`.
+const MAX_TOOL_NAME: usize = 64;
+
+/// A tool name of a sibling's: `t_<name>`; the core's and the root's stay bare.
+///
+/// ```
+/// use surface_runtime::table::scoped_tool_name;
+/// assert_eq!(scoped_tool_name(Some("t"), "proc_kill"), "t_proc_kill");
+/// assert_eq!(scoped_tool_name(None, "proc_kill"), "proc_kill");
+/// ```
+pub fn scoped_tool_name(sibling: Option<&str>, name: &str) -> String {
+    match sibling {
+        Some(t) => format!("{t}_{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// `surface://cells/<k>` or `surface://cells/t/<k>`.
+///
+/// ```
+/// use surface_runtime::{MemberKind, table::resource_uri};
+/// assert_eq!(resource_uri(Some("t"), MemberKind::Cell, "load"), "surface://cells/t/load");
+/// ```
+pub fn resource_uri(sibling: Option<&str>, kind: MemberKind, key: &str) -> String {
+    match sibling {
+        Some(t) => format!("surface://{}/{t}/{key}", kind.uri_segment()),
+        None => format!("surface://{}/{key}", kind.uri_segment()),
+    }
+}
+
+/// A member's name in resource lists and on the argv face: `<k>` or `t/<k>`.
+///
+/// ```
+/// assert_eq!(surface_runtime::table::scoped_member_name(Some("t"), "load"), "t/load");
+/// ```
+pub fn scoped_member_name(sibling: Option<&str>, key: &str) -> String {
+    match sibling {
+        Some(t) => format!("{t}/{key}"),
+        None => key.to_owned(),
+    }
+}
+
+/// Where a name comes from: the core (`None`) or a sibling.
+pub(crate) type Owner = Option<String>;
+
+pub(crate) fn owner_phrase(owner: Option<&str>) -> String {
+    match owner {
+        Some(t) => format!("on sibling \"{t}\""),
+        None => "on the core".to_owned(),
+    }
+}
+
+/// What a tool name calls.
+#[derive(Clone)]
+pub(crate) enum ToolTarget {
+    Procedure {
+        owner: Owner,
+        procedure: &'static str,
+    },
+    Bespoke {
+        owner: Owner,
+        tool: Arc<dyn SurfaceTool>,
+    },
+    Root {
+        tool: Arc<dyn RootTool>,
+    },
+}
+
+impl ToolTarget {
+    /// The sibling that owns the tool (`None`: the core or the root).
+    pub(crate) fn owner(&self) -> Owner {
+        match self {
+            ToolTarget::Procedure { owner, .. } | ToolTarget::Bespoke { owner, .. } => owner.clone(),
+            ToolTarget::Root { .. } => None,
+        }
+    }
+
+    /// Runs the tool over `bundle` with its (unwrapped, not yet decoded) input.
+    pub(crate) async fn run(
+        &self,
+        bundle: &BundleClient,
+        input: serde_json::Value,
+        cancel: CancellationToken,
+    ) -> Result<ToolOutput, Failure> {
+        match self {
+            ToolTarget::Procedure { owner, procedure } => {
+                let dispatch = bundle.dispatch_for(owner.as_deref())?;
+                dispatch.call(procedure, input).await.map(ToolOutput::Value)
+            }
+            ToolTarget::Bespoke { owner, tool } => {
+                let dispatch = bundle.dispatch_for(owner.as_deref())?;
+                tool.invoke(input, dispatch, cancel).await
+            }
+            ToolTarget::Root { tool } => tool.invoke(input, bundle.clone(), cancel).await,
+        }
+    }
+}
+
+/// What a tool name calls, and the input schema it advertises.
+#[derive(Clone)]
+pub(crate) struct ToolEntry {
+    pub target: ToolTarget,
+    pub input: Arc<InputSchema>,
+}
+
+/// One row of the served tool table.
+#[derive(Clone)]
+pub(crate) struct ToolRow {
+    /// The name `tools/list` gives it.
+    pub name: String,
+    /// Where it comes from, for refusals (`procedure proc.kill on the core`).
+    pub origin: String,
+    pub description: &'static str,
+    pub title: Option<&'static str>,
+    pub mutates: bool,
+    pub entry: ToolEntry,
+}
+
+/// The tools one member (the core, or sibling `sibling`) contributes, in expose order then
+/// its bespoke tools. Expose keys that name no procedure are left to the caller to report.
+fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
+    let owner: Owner = sibling.map(str::to_owned);
+    let mut rows = Vec::new();
+    for entry in member.expose.entries() {
+        let (Exposure::Tool { mutates }, Some(p)) = (entry.exposure, member.spec.procedure(entry.key)) else {
+            continue;
+        };
+        let name = scoped_tool_name(sibling, &format!("{}_{}", p.namespace, p.verb));
+        let input = Arc::new(match &p.input {
+            Some(t) => schema::wrap_input((t.schema)()),
+            None => schema::no_input_schema(),
+        });
+        rows.push(ToolRow {
+            name,
+            origin: format!("procedure {} {}", p.name, owner_phrase(sibling)),
+            description: p.doc,
+            title: None,
+            mutates,
+            entry: ToolEntry {
+                target: ToolTarget::Procedure {
+                    owner: owner.clone(),
+                    procedure: p.name,
+                },
+                input,
+            },
+        });
+    }
+    for tool in &member.tools {
+        let d = tool.descriptor();
+        rows.push(ToolRow {
+            name: scoped_tool_name(sibling, d.name),
+            origin: format!("bespoke {} {}", d.name, owner_phrase(sibling)),
+            description: d.description,
+            title: d.title,
+            mutates: d.mutates,
+            entry: ToolEntry {
+                target: ToolTarget::Bespoke {
+                    owner: owner.clone(),
+                    tool: tool.clone(),
+                },
+                input: Arc::new((d.input)()),
+            },
+        });
+    }
+    rows
+}
+
+/// The whole tool table of a bundle, in `tools/list` order: the core's tools, each sibling's,
+/// then the root's. Names that break host limits or are produced twice are reported in
+/// `problems` (naming both claimants); a duplicate keeps its first claimant.
+pub(crate) fn tool_table(
+    core: Option<&Member>,
+    siblings: &Siblings,
+    root: &RootTools,
+    problems: &mut Vec<String>,
+) -> Vec<ToolRow> {
+    let mut claims: Vec<ToolRow> = core.map(|c| member_rows(None, c)).unwrap_or_default();
+    for (key, member) in siblings {
+        claims.extend(member_rows(Some(key), member));
+    }
+    for tool in &root.0 {
+        let d = tool.descriptor();
+        claims.push(ToolRow {
+            name: d.name.to_owned(),
+            origin: format!("bespoke {} at the bundle root", d.name),
+            description: d.description,
+            title: d.title,
+            mutates: d.mutates,
+            entry: ToolEntry {
+                target: ToolTarget::Root { tool: tool.clone() },
+                input: Arc::new((d.input)()),
+            },
+        });
+    }
+    // One pass over the whole tool namespace, naming both claimants of every duplicate.
+    let mut rows: Vec<ToolRow> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for claim in claims {
+        let name = &claim.name;
+        if name.len() > MAX_TOOL_NAME
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            problems.push(format!(
+                "tool name \"{name}\" (from {}) breaks the client limits of at most {MAX_TOOL_NAME} characters of [A-Za-z0-9_.-] — shorten or rename it",
+                claim.origin
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            let first = rows.iter().find(|r| &r.name == name).map(|r| r.origin.as_str());
+            problems.push(format!(
+                "tool name \"{name}\" is produced by both {} and {} — rename one",
+                first.unwrap_or("another tool"),
+                claim.origin
+            ));
+            continue;
+        }
+        rows.push(claim);
+    }
+    rows
+}
+
+/// The roster-level rules every face applies before it names anything: a bundle has a core or
+/// a sibling, a sibling key is a clean URI segment and tool prefix, and no sibling key equals
+/// a core collection (its item URIs would address both).
+pub(crate) fn roster_problems(core: Option<&Member>, siblings: &Siblings) -> Vec<String> {
+    let mut problems = Vec::new();
+    if core.is_none() && siblings.is_empty() {
+        problems.push(
+            "a rooted bundle needs a core or at least one sibling, and this one has neither".to_owned(),
+        );
+    }
+    let core_collections: Vec<&str> = core
+        .iter()
+        .flat_map(|c| {
+            exposed_members(c)
+                .filter(|(_, kind)| *kind == MemberKind::Collection)
+                .map(|(k, _)| k)
+        })
+        .collect();
+    for key in siblings.keys() {
+        if core_collections.contains(&key.as_str()) {
+            problems.push(format!(
+                "sibling key \"{key}\" equals the core collection \"{key}\": surface://collections/{key}/{{id}} would address both — rename the sibling"
+            ));
+        }
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            problems.push(format!(
+                "sibling key \"{key}\" must be non-empty and use only letters, digits, `_` and `-`: it becomes a URI segment and a tool-name prefix"
+            ));
+        }
+    }
+
+    problems
+}
+
+/// The members `member` exposes as resources, with their kinds.
+pub(crate) fn exposed_members(member: &Member) -> impl Iterator<Item = (&'static str, MemberKind)> + '_ {
+    member.expose.entries().iter().filter_map(|e| {
+        let spec = member.spec.member(e.key)?;
+        (e.exposure == Exposure::Resource).then_some((spec.name, spec.kind))
+    })
+}
