@@ -21,9 +21,7 @@ use surface::SurfaceClient;
 use surface::wire::dial_unix_socket;
 
 fn ops_bin() -> PathBuf {
-    std::env::var_os("SURFACE_TEST_OPS")
-        .map(PathBuf::from)
-        .unwrap_or_else(common::ops_binary)
+    common::ops_binary()
 }
 
 /// A fresh directory for one test's socket.

@@ -116,7 +116,12 @@ pub fn empty() -> Value {
 }
 
 /// The built `ops` example (built first: `cargo test --test X` alone does not build examples).
+/// `SURFACE_TEST_OPS=/path/to/ops` uses that binary instead (e.g. one built from an older
+/// commit, to show a test failing there).
 pub fn ops_binary() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("SURFACE_TEST_OPS") {
+        return path.into();
+    }
     let status = std::process::Command::new(env!("CARGO"))
         .args(["build", "--quiet", "--example", "ops"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))

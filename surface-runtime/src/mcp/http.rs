@@ -17,16 +17,29 @@
 //! By default the server binds loopback addresses only and accepts only loopback `Host` and
 //! `Origin` headers (DNS-rebinding protection); binding anything else needs
 //! [`HttpOptions::allow_remote`].
+//!
+//! Sessions are bounded: at most [`HttpOptions::max_sessions`] at once (one more `initialize`
+//! answers `503` with a JSON-RPC error), each ended after
+//! [`HttpOptions::session_idle_timeout`] without a message. A `DELETE` of a session that does
+//! not exist (or no longer does) answers `404`, as a `POST` to it does; a body that is not JSON
+//! answers `400` with a `-32700` parse error, and JSON that is not a JSON-RPC message `400`
+//! with `-32600`.
 
 use super::{ServeError, ServedMcp};
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -39,6 +52,8 @@ pub struct HttpOptions {
     path: String,
     allow_remote: bool,
     allowed_hosts: Vec<String>,
+    max_sessions: usize,
+    session_idle_timeout: Option<Duration>,
 }
 
 impl HttpOptions {
@@ -50,7 +65,42 @@ impl HttpOptions {
             path: "/mcp".to_owned(),
             allow_remote: false,
             allowed_hosts: Vec::new(),
+            max_sessions: Self::DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: Some(Self::DEFAULT_SESSION_IDLE_TIMEOUT),
         }
+    }
+
+    /// Default of [`max_sessions`](Self::max_sessions): 10,000 sessions.
+    pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+    /// Default of [`session_idle_timeout`](Self::session_idle_timeout): 5 minutes.
+    pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+    /// How many stateful (legacy-era) sessions may be open at once (default
+    /// [`DEFAULT_MAX_SESSIONS`](Self::DEFAULT_MAX_SESSIONS)). One more `initialize` answers
+    /// `503 Service Unavailable` with a JSON-RPC error saying so; 2026-07-28 requests are
+    /// stateless and never count.
+    ///
+    /// ```
+    /// let options = surface_runtime::mcp::HttpOptions::loopback(0).max_sessions(100);
+    /// assert_eq!(options.get_max_sessions(), 100);
+    /// ```
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// How long a session may go without a message before it is ended (default
+    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`](Self::DEFAULT_SESSION_IDLE_TIMEOUT)); its next request
+    /// answers `404`, which tells a client to initialize afresh. `None` keeps idle sessions
+    /// until they are deleted or the server closes.
+    pub fn session_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// See [`max_sessions`](Self::max_sessions).
+    pub fn get_max_sessions(&self) -> usize {
+        self.max_sessions
     }
 
     /// `127.0.0.1:port`.
@@ -162,13 +212,19 @@ impl ServedMcp {
             .map_err(|e| ServeError(format!("the bound socket has no address: {e}")))?;
         let stop = self.shared.closed.child_token();
         let shared = self.shared.clone();
-        let service = StreamableHttpService::new(
-            move || Ok(shared.open_session()),
-            Arc::new(LocalSessionManager::default()),
-            options.config(stop.clone()),
-        );
-        let path: Arc<str> = Arc::from(options.path.as_str());
-        let accept = tokio::spawn(accept_loop(listener, service, path, stop.clone()));
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = options.session_idle_timeout;
+        let manager = Arc::new(manager);
+        let config = options.config(stop.clone());
+        let gate = Arc::new(Gate {
+            path: Arc::from(options.path.as_str()),
+            manager: manager.clone(),
+            max_sessions: options.max_sessions,
+            max_body: config.max_request_body_bytes,
+            creating: tokio::sync::Mutex::new(()),
+        });
+        let service = StreamableHttpService::new(move || Ok(shared.open_session()), manager, config);
+        let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
         Ok(HttpServer {
             local_addr,
             path: options.path,
@@ -191,7 +247,7 @@ fn refuse_remote(options: &HttpOptions) -> Result<(), ServeError> {
 
 type Service = StreamableHttpService<super::handler::Session, LocalSessionManager>;
 
-async fn accept_loop(listener: TcpListener, service: Service, path: Arc<str>, stop: CancellationToken) {
+async fn accept_loop(listener: TcpListener, service: Service, gate: Arc<Gate>, stop: CancellationToken) {
     loop {
         let (stream, _peer) = tokio::select! {
             _ = stop.cancelled() => return,
@@ -208,25 +264,12 @@ async fn accept_loop(listener: TcpListener, service: Service, path: Arc<str>, st
         // Small SSE frames must not wait on Nagle's algorithm (a 40 ms stall per event).
         let _ = stream.set_nodelay(true);
         let service = service.clone();
-        let path = path.clone();
+        let gate = gate.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
             let handler = service_fn(move |request: hyper::Request<Incoming>| {
-                let service = service.clone();
-                let path = path.clone();
-                async move {
-                    if request.uri().path() != &*path {
-                        return Ok::<_, Infallible>(not_found());
-                    }
-                    let ended_session = request.method() == hyper::Method::DELETE;
-                    let mut response = service.handle(request).await;
-                    // rmcp answers a session DELETE with 202; the SDKs' clients expect 200/204
-                    // (the Python client logs "Session termination failed: 202").
-                    if ended_session && response.status() == hyper::StatusCode::ACCEPTED {
-                        *response.status_mut() = hyper::StatusCode::OK;
-                    }
-                    Ok(response)
-                }
+                let (service, gate) = (service.clone(), gate.clone());
+                async move { Ok::<_, Infallible>(gate.handle(&service, request).await) }
             });
             let connection =
                 hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler);
@@ -242,12 +285,208 @@ async fn accept_loop(listener: TcpListener, service: Service, path: Arc<str>, st
     }
 }
 
-fn not_found() -> hyper::Response<http_body_util::combinators::BoxBody<bytes::Bytes, Infallible>> {
-    use http_body_util::{BodyExt, Full};
+type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
+
+/// What this module adds around rmcp's service: the path, the session cap, and answers rmcp
+/// gets wrong for a hostile or broken client (a `DELETE` of no session, a body that is not
+/// JSON-RPC). rmcp still answers first wherever it checks `Host` and `Origin`.
+struct Gate {
+    path: Arc<str>,
+    manager: Arc<LocalSessionManager>,
+    max_sessions: usize,
+    max_body: usize,
+    /// Held while an `initialize` creates a session, so the count and the creation agree.
+    creating: tokio::sync::Mutex<()>,
+}
+
+impl Gate {
+    async fn handle(&self, service: &Service, request: hyper::Request<Incoming>) -> Response {
+        if request.uri().path() != &*self.path {
+            return not_found("Not Found");
+        }
+        let session: Option<SessionId> = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.to_owned().into());
+        match *request.method() {
+            hyper::Method::DELETE => self.delete(service, request, session).await,
+            hyper::Method::POST => self.post(service, request, session).await,
+            _ => service.handle(request).await,
+        }
+    }
+
+    async fn delete(
+        &self,
+        service: &Service,
+        request: hyper::Request<Incoming>,
+        session: Option<SessionId>,
+    ) -> Response {
+        let existed = match &session {
+            Some(id) => self.manager.has_session(id).await.unwrap_or(false),
+            None => true,
+        };
+        let mut response = service.handle(request).await;
+        if response.status() == hyper::StatusCode::ACCEPTED {
+            // rmcp closes a session that is not there as if it were, with 202: answer 404, as
+            // a POST to it does.
+            if !existed {
+                return not_found("Not Found: Session not found");
+            }
+            // The SDKs' clients expect 200/204 (the Python client logs "Session termination
+            // failed: 202").
+            *response.status_mut() = hyper::StatusCode::OK;
+        }
+        response
+    }
+
+    async fn post(
+        &self,
+        service: &Service,
+        request: hyper::Request<Incoming>,
+        session: Option<SessionId>,
+    ) -> Response {
+        let (parts, body) = request.into_parts();
+        // Only a body that says it is JSON is judged as JSON-RPC; any other Content-Type keeps
+        // rmcp's 415.
+        let says_json = parts
+            .headers
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+                essence.trim().eq_ignore_ascii_case("application/json")
+            });
+        let body = match Limited::new(body, self.max_body).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+                return plain(
+                    hyper::StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("Payload Too Large: request body exceeds {} bytes", self.max_body),
+                );
+            }
+            Err(e) => {
+                return plain(
+                    hyper::StatusCode::BAD_REQUEST,
+                    format!("Bad Request: the request body could not be read: {e}"),
+                );
+            }
+        };
+        let problem = if says_json {
+            Problem::of(&body)
+        } else {
+            Problem::Unjudged
+        };
+        let initializes =
+            session.is_none() && matches!(&problem, Problem::None { method } if method == "initialize");
+        let request = hyper::Request::from_parts(parts, Full::new(body));
+        let response = if initializes {
+            let _creating = self.creating.lock().await;
+            let open = self.manager.sessions.read().await.len();
+            if open >= self.max_sessions {
+                return jsonrpc_error(
+                    hyper::StatusCode::SERVICE_UNAVAILABLE,
+                    problem.id(),
+                    -32000,
+                    format!(
+                        "surface-mcp: this server already holds {open} sessions, the most it may — end a session you no longer use (DELETE it), or retry later"
+                    ),
+                );
+            }
+            service.handle(request).await
+        } else {
+            service.handle(request).await
+        };
+        // rmcp answers a body it cannot decode with 415 (after its Host, Origin, Accept and
+        // Content-Type checks, which keep their own answers): a JSON-RPC client expects 400
+        // and an error object.
+        match problem {
+            Problem::NotJson(e) if response.status() == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                jsonrpc_error(
+                    hyper::StatusCode::BAD_REQUEST,
+                    Value::Null,
+                    -32700,
+                    format!("Parse error: the body is not JSON ({e})"),
+                )
+            }
+            Problem::NotJsonRpc { id, why }
+                if response.status() == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE =>
+            {
+                jsonrpc_error(
+                    hyper::StatusCode::BAD_REQUEST,
+                    id,
+                    -32600,
+                    format!("Invalid Request: the body is JSON but not a JSON-RPC message ({why})"),
+                )
+            }
+            _ => response,
+        }
+    }
+}
+
+/// What is wrong with a `POST` body, as JSON-RPC sees it.
+enum Problem {
+    /// Not JSON by its own account: rmcp answers it.
+    Unjudged,
+    /// A JSON-RPC message.
+    None {
+        method: String,
+    },
+    NotJson(serde_json::Error),
+    NotJsonRpc {
+        id: Value,
+        why: serde_json::Error,
+    },
+}
+
+impl Problem {
+    fn of(body: &[u8]) -> Problem {
+        let value: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => return Problem::NotJson(e),
+        };
+        let id = value
+            .get("id")
+            .filter(|id| id.is_string() || id.is_number())
+            .cloned()
+            .unwrap_or(Value::Null);
+        let method = value
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
+            Ok(_) => Problem::None { method },
+            Err(why) => Problem::NotJsonRpc { id, why },
+        }
+    }
+
+    fn id(&self) -> Value {
+        match self {
+            Problem::NotJsonRpc { id, .. } => id.clone(),
+            _ => Value::Null,
+        }
+    }
+}
+
+fn jsonrpc_error(status: hyper::StatusCode, id: Value, code: i64, message: String) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     hyper::Response::builder()
-        .status(hyper::StatusCode::NOT_FOUND)
-        .body(Full::new(bytes::Bytes::from_static(b"Not Found")).boxed())
-        .expect("a static response is valid")
+        .status(status)
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.to_string())).boxed())
+        .expect("a JSON response is valid")
+}
+
+fn plain(status: hyper::StatusCode, text: String) -> Response {
+    hyper::Response::builder()
+        .status(status)
+        .body(Full::new(Bytes::from(text)).boxed())
+        .expect("a plain response is valid")
+}
+
+fn not_found(text: &'static str) -> Response {
+    plain(hyper::StatusCode::NOT_FOUND, text.to_owned())
 }
 
 #[cfg(test)]

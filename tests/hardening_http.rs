@@ -1,0 +1,262 @@
+//! The Streamable HTTP face under a broken or hostile client: raw HTTP/1.1 over real TCP,
+//! against the ops example as a child process and against `serve_http` in this process
+//! (`SURFACE_TEST_OPS=/path/to/ops` picks another build of the example).
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
+
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use surface::mcp::HttpOptions;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+/// One answer: status, headers (lower-cased names), body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message in the body: plain JSON, or the first SSE `data:` line.
+    fn message(&self) -> Value {
+        let text = self
+            .body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+            .unwrap_or(&self.body);
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+}
+
+/// Sends one request on a fresh connection (`Connection: close`) and reads the whole answer.
+async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+        .await
+        .expect("the server answers and closes within 10 s")
+        .unwrap();
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect::<Vec<_>>();
+    let body = if headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v == "chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// A legacy `initialize`: the answer (with its `Mcp-Session-Id`).
+async fn initialize(addr: SocketAddr) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "hardening", "version": "0"}}});
+    http(addr, "POST", &[JSON, ACCEPT], &body.to_string()).await
+}
+
+async fn session(addr: SocketAddr) -> String {
+    let answer = initialize(addr).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer
+        .header("mcp-session-id")
+        .expect("a stateful session")
+        .to_owned()
+}
+
+async fn list_tools(addr: SocketAddr, session: &str) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    http(
+        addr,
+        "POST",
+        &[
+            JSON,
+            ACCEPT,
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &body.to_string(),
+    )
+    .await
+}
+
+async fn delete(addr: SocketAddr, session: &str) -> Answer {
+    http(
+        addr,
+        "DELETE",
+        &[
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        "",
+    )
+    .await
+}
+
+/// `ops --http 127.0.0.1:0` as a child: the child and the address it reports.
+async fn ops_http() -> (tokio::process::Child, SocketAddr) {
+    let mut child = tokio::process::Command::new(common::ops_binary())
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if let Some(url) = line.split("http://").nth(1) {
+                return url.trim_end_matches("/mcp").parse().unwrap();
+            }
+        }
+        panic!("ops exited without serving HTTP");
+    })
+    .await
+    .expect("ops reports its address");
+    // Keep draining stderr so the child never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    (child, addr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_that_is_not_there_answers_404() {
+    let (_child, addr) = ops_http().await;
+    let id = session(addr).await;
+    assert_eq!(list_tools(addr, &id).await.status, 200);
+    let first = delete(addr, &id).await;
+    assert_eq!(first.status, 200, "{first:?}");
+    let again = delete(addr, &id).await;
+    assert_eq!(again.status, 404, "an already-deleted session: {again:?}");
+    assert_eq!(list_tools(addr, &id).await.status, 404, "as POST answers");
+    let never = delete(addr, "no-such-session").await;
+    assert_eq!(never.status, 404, "an unknown session: {never:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_is_not_json_rpc_answers_400_with_a_jsonrpc_error() {
+    let (_child, addr) = ops_http().await;
+    let truncated = http(
+        addr,
+        "POST",
+        &[JSON, ACCEPT],
+        r#"{"jsonrpc":"2.0","id":1,"method":"#,
+    )
+    .await;
+    assert_eq!(truncated.status, 400, "{truncated:?}");
+    let error = truncated.message();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert_eq!(error["id"], Value::Null, "{error}");
+
+    let not_a_message = http(addr, "POST", &[JSON, ACCEPT], r#"{"id":7,"hello":true}"#).await;
+    assert_eq!(not_a_message.status, 400, "{not_a_message:?}");
+    let error = not_a_message.message();
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    assert_eq!(error["id"], 7, "{error}");
+
+    // The checks that come first keep their answers: a wrong Content-Type is still 415.
+    let wrong_type = http(addr, "POST", &[("Content-Type", "text/plain"), ACCEPT], "{").await;
+    assert_eq!(wrong_type.status, 415, "{wrong_type:?}");
+    // And a good request on the same server still works.
+    assert_eq!(initialize(addr).await.status, 200);
+}
+
+/// The ops MCP server over HTTP in this process, with `options` bound to a free port.
+async fn serve(options: HttpOptions) -> (surface::mcp::HttpServer, SocketAddr) {
+    let served = ops::mcp_server(Arc::new(ops::Ops::new())).start().unwrap();
+    let server = served.serve_http(options).await.unwrap();
+    let addr = server.local_addr();
+    (server, addr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_and_a_full_server_says_so() {
+    let (_server, addr) = serve(HttpOptions::loopback(0).max_sessions(2)).await;
+    let a = session(addr).await;
+    let _b = session(addr).await;
+    let full = initialize(addr).await;
+    assert_eq!(full.status, 503, "{full:?}");
+    let error = full.message();
+    assert_eq!(error["error"]["code"], -32000, "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("already holds 2 sessions"), "{message}");
+    // Stateless (2026-07-28) requests never count against the cap.
+    let discover = http(
+        addr,
+        "POST",
+        &[JSON, ACCEPT, ("MCP-Protocol-Version", "2026-07-28")],
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}}).to_string(),
+    )
+    .await;
+    assert_ne!(discover.status, 503, "{discover:?}");
+    // Ending one makes room.
+    assert_eq!(delete(addr, &a).await.status, 200);
+    assert_eq!(initialize(addr).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_expires_and_frees_its_place() {
+    let options = HttpOptions::loopback(0)
+        .max_sessions(1)
+        .session_idle_timeout(Some(Duration::from_millis(500)));
+    let (_server, addr) = serve(options).await;
+    let id = session(addr).await;
+    assert_eq!(initialize(addr).await.status, 503, "the one place is taken");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(list_tools(addr, &id).await.status, 404, "the idle session ended");
+    assert_eq!(initialize(addr).await.status, 200, "its place is free again");
+}
