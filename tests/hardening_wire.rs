@@ -433,7 +433,7 @@ async fn a_bridged_call_to_a_silent_peer_times_out_with_a_sentence() {
         );
         assert!(sentence.contains("its outcome is unknown"), "{sentence}");
         assert!(
-            sentence.contains("This MCP server is still running and has discarded the unresponsive connection — check the state before retrying"),
+            sentence.contains("This MCP server is still running and keeps the connection for other requests — check the state before retrying."),
             "{sentence}"
         );
     }

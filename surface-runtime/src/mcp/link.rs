@@ -94,7 +94,8 @@ impl Link {
     }
 
     /// Reframes a failed request: a transport death discards the connection it used and says
-    /// so; an application error keeps the connection and passes through.
+    /// so; a timeout says so and keeps the connection; an application error keeps the
+    /// connection and passes through.
     pub(crate) async fn after(&self, lease: &Lease, f: Failure) -> Failure {
         let Link::Dialed(d) = self else {
             return f;
@@ -112,12 +113,17 @@ impl Link {
                 "The connection to the served surface had closed ({}). {STILL_RUNNING} — retry: the next request dials afresh.",
                 f.message
             ),
-            // A peer that stops answering is as good as dead: later requests dial afresh
-            // rather than queue behind it. Requests already in flight on it still get answers.
-            FailureKind::TimedOut { .. } => format!(
-                "The served surface did not answer this request in time ({}), so its outcome is unknown: the served side may still act on it. This MCP server is still running and has discarded the unresponsive connection — check the state before retrying; the next request dials afresh.",
-                f.message
-            ),
+            // The connection stays: other requests on it may be answered, and a new one would
+            // reach the same served process. Its death, if it comes, is announced by on_close.
+            FailureKind::TimedOut { .. } => {
+                return Failure {
+                    message: format!(
+                        "The served surface did not answer this request in time ({}), so its outcome is unknown: the served side may still act on it. This MCP server is still running and keeps the connection for other requests — check the state before retrying.",
+                        f.message
+                    ),
+                    ..f
+                };
+            }
             _ => return f,
         };
         if let Some(live) = lease.live.as_ref().and_then(Weak::upgrade) {
