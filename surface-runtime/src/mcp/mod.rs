@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+pub mod contract;
 mod generation;
 mod handler;
 #[cfg(feature = "http")]
