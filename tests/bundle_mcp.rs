@@ -130,14 +130,6 @@ async fn a_ops_run(_client: &BundleClient) -> Result<u8, Failure> {
     Ok(0)
 }
 
-/// A root tool whose name is too long for hosts.
-#[surface::tool(read_only)]
-async fn a_tool_name_that_goes_on_and_on_well_past_what_hosts_accept_as_a_name(
-    _client: &BundleClient,
-) -> Result<u8, Failure> {
-    Ok(0)
-}
-
 #[test]
 fn refusals_name_what_collides_and_how_to_fix_it() {
     assert_eq!(
@@ -174,10 +166,14 @@ fn refusals_name_what_collides_and_how_to_fix_it() {
         ]
     );
 
+    // A tool name over 64 characters is a compile error (`#[tool]`, `#[surface]`); a sibling
+    // key's prefix can still push a valid one over at boot.
     let long = problems(
         McpServer::new("x", "0")
-            .sibling("a", tenant())
-            .root_tool(AToolNameThatGoesOnAndOnWellPastWhatHostsAcceptAsANameTool)
+            .sibling(
+                "a_sibling_key_that_goes_on_and_on_well_past_what_hosts_accept",
+                tenant(),
+            )
             .start(),
     );
     assert!(

@@ -40,6 +40,11 @@ impl Errors {
         r.map_err(|e| self.push(e)).ok()
     }
 
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
     /// Every error as `compile_error!` invocations.
     pub fn to_compile_errors(&self) -> TokenStream {
         self.errors.iter().map(syn::Error::to_compile_error).collect()

@@ -1,29 +1,37 @@
 //! `expose!`: the default-deny expose map of one surface, checked at compile time.
 //!
 //! Accepts `expose!(Surface { key: resource, "ns.verb": tool | tool(mutates) | tool(read_only), … })`.
-//! Pipeline: parse → validate what this macro can see alone (duplicate keys, exposure words,
-//! procedure-name shape, and the kind: a bare key is a member and only a resource, a quoted
-//! `"ns.verb"` is a procedure and only a tool) → expand one entry per key that reads the key's
-//! field of the surface's hidden key constants (`Ops::__SURFACE_MEMBERS.load`,
-//! `Ops::__SURFACE_PROCEDURES.proc.spawn`) with the key's span. So an unknown key fails field
-//! lookup at the key, and rustc suggests the close name, wherever the surface type is in scope,
-//! including through a `use` path.
+//! Pipeline: [`parse`](ExposeInput::parse) (a sentence for every malformed shape) → validate
+//! what this macro sees alone (duplicate keys, exposure words, and the kind: a bare key is a
+//! member and only a resource, a quoted `"ns.verb"` is a procedure and only a tool) → expand.
+//!
+//! The expansion looks each key up in the surface's declarations by const evaluation, one
+//! `const _` per key spanned at the key:
+//!
+//! ```text
+//! const _: () = if let Some(why) = member_problem(NAME, MEMBERS, "lod") { panic!("{}", why.as_str()) };
+//! ```
+//!
+//! so a key naming nothing is one error at the key, in a sentence that names the surface and
+//! suggests the closest declared name (`"porc.kill"` → `"proc.kill"`). The surface is named
+//! once, so a path that is not a surface is one error, at the path.
+//! A key already reported here is not looked up, so one mistake gives one error.
 
 use crate::errors::{Errors, unknown_word};
-use crate::names;
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
 use syn::{Ident, LitStr, Path, Token, braced, parenthesized};
 
 const EXPOSURES: &[&str] = &["resource", "tool"];
 const TOOL_WORDS: &[&str] = &["mutates", "read_only"];
+/// The whole form, for messages about its shape.
+const FORM: &str = "write `expose!(Ops { load: resource, \"proc.kill\": tool(mutates) })`";
 
 pub struct ExposeInput {
     surface: Path,
-    entries: Punctuated<Entry, Token![,]>,
+    entries: Vec<Entry>,
 }
 
 struct Entry {
@@ -33,12 +41,50 @@ struct Entry {
     tool_word: Option<Ident>,
 }
 
+impl Entry {
+    fn is_procedure(&self) -> bool {
+        self.key.contains('.')
+    }
+}
+
 impl Parse for ExposeInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let surface = input.parse()?;
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                format!("`expose!` needs a surface and its entries: {FORM}"),
+            ));
+        }
+        let surface: Path = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("`expose!` starts with the surface type: {FORM}"),
+            )
+        })?;
+        if !input.peek(syn::token::Brace) {
+            return Err(input.error(format!(
+                "after the surface type come its entries in braces: {FORM}"
+            )));
+        }
         let body;
         braced!(body in input);
-        let entries = body.parse_terminated(Entry::parse, Token![,])?;
+        let mut entries = Vec::new();
+        while !body.is_empty() {
+            entries.push(body.parse()?);
+            if body.is_empty() {
+                break;
+            }
+            if body.peek(Token![;]) {
+                return Err(body.error("entries are separated by `,`: write `,` instead of `;`"));
+            }
+            body.parse::<Token![,]>()
+                .map_err(|e| syn::Error::new(e.span(), "expected `,` between entries"))?;
+        }
+        if !input.is_empty() {
+            return Err(input.error(format!(
+                "`expose!` takes one surface and its entries, nothing after the braces: remove this ({FORM})"
+            )));
+        }
         Ok(ExposeInput { surface, entries })
     }
 }
@@ -48,7 +94,7 @@ impl Parse for Entry {
         let (key, key_span) = if input.peek(LitStr) {
             let lit: LitStr = input.parse()?;
             (lit.value(), lit.span())
-        } else {
+        } else if input.peek(Ident::peek_any) {
             let ident: Ident = input.call(Ident::parse_any)?;
             if input.peek(Token![.]) {
                 // `proc.spawn: tool`: say how to write it rather than "expected `:`".
@@ -66,13 +112,33 @@ impl Parse for Entry {
                 ));
             }
             (ident.unraw().to_string(), ident.span())
+        } else {
+            return Err(input.error(
+                "expected a key: a member's name (`load: resource`) or a quoted procedure name (`\"proc.kill\": tool`)",
+            ));
         };
+        if !input.peek(Token![:]) {
+            let fix = if key.contains('.') {
+                format!("\"{key}\": tool")
+            } else {
+                format!("{key}: resource")
+            };
+            return Err(syn::Error::new(
+                key_span,
+                format!("each key says how it is exposed: write `{fix}`"),
+            ));
+        }
         input.parse::<Token![:]>()?;
-        let word: Ident = input.parse()?;
+        let word: Ident = input.call(Ident::parse_any).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `resource`, `tool`, `tool(mutates)` or `tool(read_only)`",
+            )
+        })?;
         let tool_word = if input.peek(syn::token::Paren) {
             let inner;
             parenthesized!(inner in input);
-            Some(inner.parse()?)
+            Some(inner.call(Ident::parse_any)?)
         } else {
             None
         };
@@ -96,6 +162,7 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     };
     let mut seen: Vec<&str> = Vec::new();
     let mut entries = Vec::new();
+    let mut checks = Vec::new();
     for entry in &input.entries {
         let key = entry.key.as_str();
         if seen.contains(&key) {
@@ -106,76 +173,72 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             continue;
         }
         seen.push(key);
-        let span = entry.key_span;
-        let is_procedure = key.contains('.');
-        let field = if is_procedure {
-            if let Err(why) = names::check_procedure_name(key) {
-                errors.push(syn::Error::new(span, why));
-                continue;
-            }
-            let (ns, verb) = key.rsplit_once('.').expect("checked");
-            let ns = names::namespace_field(ns, span);
-            let verb = names::method(verb, span);
-            let procedures = Ident::new(names::PROCEDURES_CONST, span);
-            quote_spanned!(span=> #alias::#procedures.#ns.#verb)
-        } else {
-            if !names::usable(key) {
-                errors.push(syn::Error::new(span, format!("`{key}` is not a member name")));
-                continue;
-            }
-            let member = names::method(key, span);
-            let members = Ident::new(names::MEMBERS_CONST, span);
-            quote_spanned!(span=> #alias::#members.#member)
+        let Some(exposure) = exposure(entry, &mut errors) else {
+            continue;
         };
-        let word = entry.word.to_string();
-        let mutates = match (word.as_str(), &entry.tool_word) {
-            ("resource", None) => None,
-            ("resource", Some(w)) => {
-                errors.at(w, "`resource` takes no arguments");
-                None
-            }
-            ("tool", None) => Some(true),
-            ("tool", Some(w)) if TOOL_WORDS.iter().any(|t| w == t) => Some(w == "mutates"),
-            ("tool", Some(w)) => {
-                errors.at(w, unknown_word(&w.to_string(), "`tool(…)`", TOOL_WORDS));
-                Some(true)
-            }
-            (other, _) => {
-                errors.at(&entry.word, unknown_word(other, "`expose!`", EXPOSURES));
-                None
-            }
-        };
-        // A member is only a resource and a procedure only a tool: the key says which it is.
-        // The entry still reads the key's field, so a misspelt key is reported too.
-        let entry = if is_procedure {
-            if word == "resource" {
-                errors.at(
-                    &entry.word,
-                    format!(
-                        "\"{key}\" is a procedure: expose it as `tool`, `tool(mutates)` or `tool(read_only)`"
-                    ),
-                );
-            }
-            let mutates = mutates.unwrap_or(true);
-            quote_spanned!(span=> ::surface::__private::expose_tool(#field, #key, #mutates))
-        } else {
-            if word == "tool" {
-                errors.at(
-                    &entry.word,
-                    format!("`{key}` is a member: expose it as `resource` (procedures, \"<ns>.<verb>\", are the tools)"),
-                );
-            }
-            quote_spanned!(span=> ::surface::__private::expose_resource(#field, #key))
-        };
-        entries.push(entry);
+        entries.push(quote!(::surface::ExposeEntry { key: #key, exposure: #exposure }));
+        checks.push(key_check(entry));
     }
     let compile_errors = errors.to_compile_errors();
+    // Only what the keys need: a map of members alone does not ask for the impl block.
+    let any = |procedure: bool| input.entries.iter().any(|e| e.is_procedure() == procedure);
+    let members = any(false).then(
+        || quote!(const MEMBERS: &[::surface::MemberSpec] = <#alias as ::surface::SurfaceMembers>::MEMBERS;),
+    );
+    let declared = any(true)
+        .then(|| quote!(const DECLARED: &[&str] = <#alias as ::surface::SurfaceProcedures>::DECLARED;));
     quote! {
         {
             #compile_errors
             type #alias = #surface;
+            const NAME: &str = <#alias as ::surface::SurfaceMembers>::NAME;
+            #members
+            #declared
+            #(#checks)*
             const ENTRIES: &[::surface::ExposeEntry] = &[#(#entries),*];
             ::surface::Expose::<#alias>::__from_checked_entries(ENTRIES)
         }
+    }
+}
+
+/// The exposure an entry asks for, or `None` after reporting why it cannot have it.
+fn exposure(entry: &Entry, errors: &mut Errors) -> Option<TokenStream> {
+    let key = &entry.key;
+    match (entry.word.to_string().as_str(), &entry.tool_word) {
+        ("resource", _) if entry.is_procedure() => errors.at(
+            &entry.word,
+            format!("\"{key}\" is a procedure: expose it as `tool`, `tool(mutates)` or `tool(read_only)`"),
+        ),
+        ("tool", _) if !entry.is_procedure() => errors.at(
+            &entry.word,
+            format!(
+                "`{key}` is a member: expose it as `resource` (procedures, \"<ns>.<verb>\", are the tools)"
+            ),
+        ),
+        ("resource", None) => return Some(quote!(::surface::Exposure::Resource)),
+        ("resource", Some(w)) => errors.at(w, "`resource` takes no arguments: write `resource`"),
+        ("tool", None) => return Some(quote!(::surface::Exposure::Tool { mutates: true })),
+        ("tool", Some(w)) if TOOL_WORDS.iter().any(|t| w == t) => {
+            let mutates = w == "mutates";
+            return Some(quote!(::surface::Exposure::Tool { mutates: #mutates }));
+        }
+        ("tool", Some(w)) => errors.at(w, unknown_word(&w.to_string(), "`tool(…)`", TOOL_WORDS)),
+        (other, _) => errors.at(&entry.word, unknown_word(other, "`expose!`", EXPOSURES)),
+    }
+    None
+}
+
+/// The lookup of one key in the surface's declarations, spanned at the key (see the module).
+fn key_check(entry: &Entry) -> TokenStream {
+    let key = &entry.key;
+    let problem = if entry.is_procedure() {
+        quote!(::surface::__private::keys::procedure_problem(NAME, DECLARED, #key))
+    } else {
+        quote!(::surface::__private::keys::member_problem(NAME, MEMBERS, #key))
+    };
+    quote_spanned! {entry.key_span=>
+        const _: () = if let ::core::option::Option::Some(why) = #problem {
+            ::core::panic!("{}", why.as_str())
+        };
     }
 }

@@ -6,6 +6,7 @@
 //! one mistake gives one error. Generated code names the runtime by absolute paths through
 //! `::surface::__private`.
 
+mod bundle;
 mod docs;
 mod errors;
 mod expose;
@@ -33,11 +34,43 @@ fn expand_surface(
     match syn::parse2::<Item>(item) {
         Ok(Item::Struct(s)) => surface_struct::expand(args, s),
         Ok(Item::Impl(i)) => surface_impl::expand(args, i),
-        Ok(other) => syn::Error::new_spanned(
-            other,
-            "`#[surface]` goes on a struct (members) or its impl block (procedures)",
-        )
-        .to_compile_error(),
+        Ok(other) => {
+            // At the item's keyword and name (`enum Ops`), not its whole body; the item is
+            // still emitted so code naming it does not fail too.
+            let head = match &other {
+                Item::Enum(e) => {
+                    let (k, i) = (&e.enum_token, &e.ident);
+                    quote::quote!(#k #i)
+                }
+                Item::Union(u) => {
+                    let (k, i) = (&u.union_token, &u.ident);
+                    quote::quote!(#k #i)
+                }
+                Item::Trait(t) => {
+                    let (k, i) = (&t.trait_token, &t.ident);
+                    quote::quote!(#k #i)
+                }
+                Item::Fn(f) => {
+                    let (k, i) = (&f.sig.fn_token, &f.sig.ident);
+                    quote::quote!(#k #i)
+                }
+                Item::Mod(m) => {
+                    let (k, i) = (&m.mod_token, &m.ident);
+                    quote::quote!(#k #i)
+                }
+                Item::Type(t) => {
+                    let (k, i) = (&t.type_token, &t.ident);
+                    quote::quote!(#k #i)
+                }
+                other => quote::ToTokens::to_token_stream(other),
+            };
+            let error = syn::Error::new_spanned(
+                head,
+                "`#[surface]` goes on a struct with named fields (its members) or on that struct's `impl` block (its procedures)",
+            )
+            .to_compile_error();
+            quote::quote!(#other #error)
+        }
         Err(e) => e.to_compile_error(),
     }
 }
@@ -47,6 +80,17 @@ fn expand_surface(
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {
         Ok(f) => tool::expand(args.into(), f).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Builds a static roster of surfaces and tools whose collisions are compile errors.
+///
+/// See the `surface` crate for the full syntax.
+#[proc_macro]
+pub fn bundle(input: TokenStream) -> TokenStream {
+    match syn::parse::<bundle::BundleInput>(input) {
+        Ok(i) => bundle::expand(i).into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

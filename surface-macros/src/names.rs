@@ -1,42 +1,14 @@
-//! Every name the macros invent, in one place, shared by `#[surface]` and `expose!`.
-//!
-//! `#[surface]` gives the surface type two hidden constants whose *fields* are its keys:
-//! `Ops::__SURFACE_MEMBERS.load` (one field per member, named like it) and
-//! `Ops::__SURFACE_PROCEDURES.proc.spawn` (one field per namespace, then one per verb).
-//! `expose!` reads those fields with the user's key span, so a misspelt key fails field lookup
-//! at the key and rustc suggests the close name, wherever the surface type is in scope.
+//! Every name the macros invent, in one place: the client and tool types, their methods, the
+//! procedure-name rule, and how a type is printed into the spec.
 
 use proc_macro2::{Ident, Span};
 use quote::format_ident;
 
-/// The hidden constant on the surface whose fields are its members.
-pub const MEMBERS_CONST: &str = "__SURFACE_MEMBERS";
-/// The hidden constant on the surface whose fields are its procedure namespaces.
-pub const PROCEDURES_CONST: &str = "__SURFACE_PROCEDURES";
+/// The longest tool name MCP clients accept (the runtime's composition refuses longer ones).
+pub const MAX_TOOL_NAME: usize = 64;
 
 /// Words that cannot be a member, namespace or verb, not even as raw identifiers.
 const UNUSABLE: &[&str] = &["self", "Self", "super", "crate", "_"];
-
-/// `Ops` → `OpsMembers`, the type of `Ops::__SURFACE_MEMBERS`.
-pub fn members_keys(surface: &Ident) -> Ident {
-    format_ident!("{}Members", surface)
-}
-
-/// `Ops` → `OpsNamespaces`, the type of `Ops::__SURFACE_PROCEDURES`.
-pub fn namespaces_keys(surface: &Ident) -> Ident {
-    format_ident!("{}Namespaces", surface)
-}
-
-/// `Ops` + `proc` → `OpsProcVerbs`, the type of `Ops::__SURFACE_PROCEDURES.proc`.
-pub fn verbs_keys(surface: &Ident, ns: &str) -> Ident {
-    format_ident!("{}{}Verbs", surface, camel(ns))
-}
-
-/// The field of `OpsNamespaces` for namespace `ns` (`proc` → `proc`, `a.b` → `a__b`;
-/// injective, since segments never hold `__`).
-pub fn namespace_field(ns: &str, span: Span) -> Ident {
-    method(&ns.replace('.', "__"), span)
-}
 
 /// `Ops` → `OpsClient`
 pub fn client(surface: &Ident) -> Ident {
@@ -57,6 +29,67 @@ pub fn procedures(surface: &Ident) -> Ident {
 /// `Ops` + `proc` → `OpsProcNamespace`; `a.b_c` → `OpsABCNamespace`
 pub fn namespace(surface: &Ident, ns: &str) -> Ident {
     format_ident!("{}{}Namespace", surface, camel(ns))
+}
+
+/// `ty` printed as a person writes it (`&'static str`, `Vec<u32>`, `BTreeMap<K, V>`): the
+/// token stream's own printing spaces every token, and removing the spaces glues words.
+pub fn rust_name(ty: &syn::Type) -> String {
+    let mut out = String::new();
+    print_tokens(quote::ToTokens::to_token_stream(ty), &mut out);
+    out
+}
+
+fn print_tokens(tokens: proc_macro2::TokenStream, out: &mut String) {
+    use proc_macro2::{Delimiter, Spacing, TokenTree};
+    // Whether the last token was a word (ident, literal or lifetime): two words need a space.
+    let mut word = false;
+    let mut joint = false;
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(i) => {
+                if word {
+                    out.push(' ');
+                }
+                out.push_str(&i.to_string());
+                word = true;
+            }
+            TokenTree::Literal(l) => {
+                if word {
+                    out.push(' ');
+                }
+                out.push_str(&l.to_string());
+                word = true;
+            }
+            TokenTree::Punct(p) => {
+                let c = p.as_char();
+                match c {
+                    ',' | ';' => out.push_str(&format!("{c} ")),
+                    '+' | '=' => out.push_str(&format!(" {c} ")),
+                    '-' if p.spacing() == Spacing::Joint => out.push_str(" -"),
+                    '>' if joint && out.ends_with(" -") => out.push_str("> "),
+                    _ => out.push(c),
+                }
+                joint = p.spacing() == Spacing::Joint;
+                // After any punct (`'` of `'a` included) the next word needs no space.
+                word = false;
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::None => ("", ""),
+                };
+                if word && g.delimiter() == Delimiter::Brace {
+                    out.push(' ');
+                }
+                out.push_str(open);
+                print_tokens(g.stream(), out);
+                out.push_str(close);
+                word = g.delimiter() == Delimiter::None;
+            }
+        }
+    }
 }
 
 /// `a.b_c` → `ABC`, `spawn_and_wait` → `SpawnAndWait`
@@ -158,19 +191,28 @@ mod tests {
     }
 
     #[test]
-    fn key_fields_are_injective_over_valid_names() {
-        let a = namespace_field("a.b", Span::call_site()).to_string();
-        let b = namespace_field("a_b", Span::call_site()).to_string();
-        assert_ne!(a, b);
-        assert_eq!(namespace_field("type", Span::call_site()).to_string(), "r#type");
+    fn generated_names() {
         assert_eq!(
             namespace(&format_ident!("Ops"), "proc").to_string(),
             "OpsProcNamespace"
         );
-        assert_eq!(
-            verbs_keys(&format_ident!("Ops"), "proc").to_string(),
-            "OpsProcVerbs"
-        );
         assert!(check_procedure_name("proc.self").is_err());
+    }
+
+    #[test]
+    fn types_print_as_written() {
+        let name = |t: &str| rust_name(&syn::parse_str::<syn::Type>(t).unwrap());
+        assert_eq!(name("&'static str"), "&'static str");
+        assert_eq!(name("Vec<u32>"), "Vec<u32>");
+        assert_eq!(
+            name("std::collections::BTreeMap<String, Vec<u8>>"),
+            "std::collections::BTreeMap<String, Vec<u8>>"
+        );
+        assert_eq!(name("(u32, [u8; 4])"), "(u32, [u8; 4])");
+        assert_eq!(
+            name("Box<dyn Fn(u32) -> u32 + Send>"),
+            "Box<dyn Fn(u32) -> u32 + Send>"
+        );
+        assert_eq!(name("&'a mut T"), "&'a mut T");
     }
 }

@@ -25,6 +25,8 @@ struct Procedure {
     namespace: String,
     verb: String,
     name_span: Span,
+    /// The tool name it becomes when exposed (`proc.kill` → `proc_kill`).
+    tool: String,
     method: Ident,
     input: Option<Type>,
     output: Type,
@@ -39,7 +41,7 @@ pub fn expand(args: TokenStream, mut item: ItemImpl) -> TokenStream {
         errors.at(&args, "`#[surface]` on an impl block takes no arguments");
     }
     let surface = check_impl(&item, &mut errors);
-    let procedures = parse(&mut item, &mut errors);
+    let (procedures, declared) = parse(&mut item, &mut errors);
     let output = match &surface {
         Some(surface) => {
             check_namespaces(
@@ -47,7 +49,7 @@ pub fn expand(args: TokenStream, mut item: ItemImpl) -> TokenStream {
                 &procedures,
                 &mut errors,
             );
-            emit(&item, surface, &procedures)
+            emit(&item, surface, &procedures, &declared)
         }
         None => item.to_token_stream(),
     };
@@ -116,8 +118,11 @@ fn sibling(surface: &Path, ident: Ident) -> Path {
     path
 }
 
-fn parse(item: &mut ItemImpl, errors: &mut Errors) -> Vec<Procedure> {
+/// Every procedure of the block, and every name declared (those refused included: `expose!`
+/// looks keys up among them, so a refused name is reported once, here).
+fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<String>) {
     let mut procedures: Vec<Procedure> = Vec::new();
+    let mut declared: Vec<String> = Vec::new();
     for impl_item in &mut item.items {
         let ImplItem::Fn(f) = impl_item else { continue };
         let Some(pos) = f.attrs.iter().position(|a| a.path().is_ident("procedure")) else {
@@ -127,8 +132,34 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> Vec<Procedure> {
         let Some((name, name_span)) = procedure_name(&attr, &f.sig.ident, errors) else {
             continue;
         };
+        if !declared.contains(&name) {
+            declared.push(name.clone());
+        }
         if let Err(why) = names::check_procedure_name(&name) {
             errors.push(syn::Error::new(name_span, why));
+            continue;
+        }
+        let (namespace, verb) = name.rsplit_once('.').expect("checked");
+        let tool = format!("{namespace}_{verb}");
+        if tool.len() > names::MAX_TOOL_NAME {
+            errors.push(syn::Error::new(
+                name_span,
+                format!(
+                    "procedure \"{name}\" becomes the tool name `{tool}`, {} characters: MCP clients accept at most {}; shorten the name",
+                    tool.len(),
+                    names::MAX_TOOL_NAME
+                ),
+            ));
+            continue;
+        }
+        if let Some(other) = procedures.iter().find(|p| p.tool == tool && p.name != name) {
+            errors.push(syn::Error::new(
+                name_span,
+                format!(
+                    "procedures \"{}\" and \"{name}\" both become the tool name `{tool}`: rename one",
+                    other.name
+                ),
+            ));
             continue;
         }
         if let Some(first) = procedures.iter().find(|p| p.name == name) {
@@ -185,8 +216,8 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> Vec<Procedure> {
                 syn::parse_quote!(())
             }
         };
-        let (namespace, verb) = name.rsplit_once('.').expect("checked");
         procedures.push(Procedure {
+            tool,
             namespace: namespace.to_owned(),
             verb: verb.to_owned(),
             name: name.clone(),
@@ -198,7 +229,7 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> Vec<Procedure> {
             valid,
         });
     }
-    procedures
+    (procedures, declared)
 }
 
 /// `#[procedure("proc.kill")]` or `#[procedure(ns = "proc")]` (the verb is the method name).
@@ -247,20 +278,23 @@ fn procedure_checks(p: &Procedure) -> TokenStream {
         .input
         .as_ref()
         .map(|t| quote_spanned!(t.span()=> ::surface::__private::assert_input::<#t>();));
+    let written = written_ok(output)
+        .map(|ok| quote_spanned!(ok.span()=> ::surface::__private::assert_procedure_ok::<#output, #ok>();));
     let output = quote_spanned!(output.span()=> ::surface::__private::assert_procedure_result::<#output>(););
-    quote!(#input #output)
+    quote!(#input #output #written)
 }
 
-/// The success type of a procedure: `T` of `Result<T, E>` when written so, else the projection
-/// `<R as ProcedureResult>::Ok` with the bounds the client method needs as where-clauses (the
-/// `for<'x>` keeps rustc from checking them where the method is declared: a wrong `R` is then
-/// reported once, by its check, and the method merely cannot be called).
+/// The success type of a procedure for the client, with the bounds its method needs.
+///
+/// Written `Result<T, E>`, it is `T`, and the procedure's checks assert that `T` is what the
+/// `ProcedureResult` projection says (so a `Result` alias with its arguments swapped is an
+/// error, not a client that decodes the wrong type). Written any other way (`Doubled`,
+/// `Answer<MyErr>`), it is the projection `<R as ProcedureResult>::Ok` itself, with the
+/// bounds as where-clauses; the `for<'x>` keeps rustc from checking them where the method is
+/// declared: a wrong `R` is reported once, by its check, and the method merely cannot be
+/// called.
 fn ok_type(output: &Type) -> (TokenStream, Option<TokenStream>) {
-    if let Type::Path(p) = output
-        && let Some(last) = p.path.segments.last()
-        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-        && let Some(syn::GenericArgument::Type(ok)) = args.args.first()
-    {
+    if let Some(ok) = written_ok(output) {
         return (ok.to_token_stream(), None);
     }
     let ok = quote!(<#output as ::surface::__private::ProcedureResult>::Ok);
@@ -272,200 +306,36 @@ fn ok_type(output: &Type) -> (TokenStream, Option<TokenStream>) {
     (ok, Some(bound))
 }
 
-fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure]) -> TokenStream {
+/// `T` of a return type written `Result<T, E>` (two arguments).
+fn written_ok(output: &Type) -> Option<&Type> {
+    if let Type::Path(p) = output
+        && let Some(last) = p.path.segments.last()
+        && last.ident == "Result"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && args.args.len() == 2
+        && let Some(syn::GenericArgument::Type(ok)) = args.args.first()
+    {
+        return Some(ok);
+    }
+    None
+}
+
+/// The success type's name for the spec: `T` of a return type written `Result<T, E>`, else
+/// the return type as written (`Doubled`, `Answer<MyErr>`). Only a name for people: the
+/// schema, the dispatch and the client all go through the `ProcedureResult` projection.
+fn ok_name(output: &Type) -> String {
+    names::rust_name(written_ok(output).unwrap_or(output))
+}
+
+fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[String]) -> TokenStream {
     let self_ty = &item.self_ty;
     let surface_ident = &surface.segments.last().expect("a path").ident;
-    let procedures_ty = sibling(surface, names::procedures(surface_ident));
-    let namespaces_keys = names::namespaces_keys(surface_ident);
-    let procedures_const = Ident::new(names::PROCEDURES_CONST, Span::call_site());
     let valid: Vec<&Procedure> = procedures.iter().filter(|p| p.valid).collect();
     let surface_name = surface_ident.to_string();
-
-    let checks: Vec<TokenStream> = valid.iter().map(|p| procedure_checks(p)).collect();
-
-    let specs = valid.iter().map(|p| {
-        let (name, namespace, verb, doc) = (&p.name, &p.namespace, &p.verb, &p.doc);
-        let input = match &p.input {
-            Some(t) => {
-                let rust = t.to_token_stream().to_string().replace(' ', "");
-                let spec = quote_spanned! {t.span()=>
-                    ::surface::TypeSpec { rust: #rust, schema: ::surface::__private::schema_of::<#t> }
-                };
-                quote!(::core::option::Option::Some(#spec))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let output = &p.output;
-        // The success type as written (`Process` of `Result<Process, E>`), else the return type.
-        let rust = match ok_type(output) {
-            (ok, None) => ok.to_string(),
-            (_, Some(_)) => output.to_token_stream().to_string(),
-        }
-        .replace(' ', "");
-        let output = quote_spanned! {output.span()=>
-            ::surface::TypeSpec { rust: #rust, schema: ::surface::__private::output_schema_of::<#output> }
-        };
-        quote! {
-            ::surface::ProcedureSpec {
-                name: #name,
-                namespace: #namespace,
-                verb: #verb,
-                doc: #doc,
-                input: #input,
-                output: #output,
-            }
-        }
-    });
-
-    let arms = valid.iter().map(|p| {
-        let name = &p.name;
-        let method = &p.method;
-        let checks = procedure_checks(p);
-        // Spanned at the user's types, like their checks.
-        let span = p.output.span();
-        let mut method = method.clone();
-        method.set_span(span);
-        let call = match &p.input {
-            Some(t) => {
-                let decode = quote_spanned!(t.span()=> ::surface::__private::decode_input::<#t>(input)?);
-                let answer = quote_spanned! {span=>
-                    ::surface::__private::ProcedureResult::into_answer(Self::#method(self, input).await)
-                };
-                quote! {
-                    let input = #decode;
-                    #answer
-                }
-            }
-            None => {
-                let answer = quote_spanned! {span=>
-                    ::surface::__private::ProcedureResult::into_answer(Self::#method(self).await)
-                };
-                quote! {
-                    let _ = input;
-                    #answer
-                }
-            }
-        };
-        quote! {
-            #name => ::surface::__private::FutureExt::boxed(async move {
-                #checks
-                #call
-            }),
-        }
-    });
-
-    // One client type and one key type per namespace, in name order.
-    let mut namespaces: BTreeMap<&str, Vec<&Procedure>> = BTreeMap::new();
-    for p in procedures {
-        namespaces.entry(&p.namespace).or_default();
-    }
-    for p in &valid {
-        namespaces.entry(&p.namespace).or_default().push(p);
-    }
-    let ns_accessors = namespaces
-        .iter()
-        .filter(|(_, procs)| !procs.is_empty())
-        .map(|(ns, _)| {
-            let ty = names::namespace(surface_ident, ns);
-            let method = names::method(ns, Span::call_site());
-            let doc = doc_attrs(&format!("The procedures of namespace `{ns}`."));
-            quote! {
-                #doc
-                pub fn #method(&self) -> #ty<'_> {
-                    #ty { dispatch: &**self.__dispatch() }
-                }
-            }
-        });
-    let ns_types = namespaces.iter().filter(|(_, procs)| !procs.is_empty()).map(|(ns, procs)| {
-        let ty = names::namespace(surface_ident, ns);
-        let doc = doc_attrs(&format!("The procedures of namespace `{ns}` of [`{surface_ident}`]."));
-        let methods = procs.iter().map(|p| {
-            let verb = names::method(&p.verb, p.method.span());
-            let name = &p.name;
-            let doc = doc_attrs(&if p.doc.is_empty() { format!("Calls `{name}`.") } else { p.doc.clone() });
-            let (ok, bound) = ok_type(&p.output);
-            let answer = quote!(::core::result::Result<#ok, ::surface::Failure>);
-            // Spanned so that rustc points at the input type when it cannot be encoded and at
-            // the return type when the answer cannot be decoded.
-            let output_span = p.output.span();
-            match &p.input {
-                Some(t) => {
-                    let input = quote_spanned!(t.span()=> &input);
-                    let call = quote_spanned! {output_span=>
-                        ::surface::call_typed(self.dispatch, #name, #input).await
-                    };
-                    quote! {
-                        #doc
-                        pub async fn #verb(&self, input: #t) -> #answer #bound {
-                            #call
-                        }
-                    }
-                }
-                None => {
-                    let call = quote_spanned! {output_span=>
-                        ::surface::call_typed(self.dispatch, #name, &::surface::__private::serde_json::Map::new()).await
-                    };
-                    quote! {
-                        #doc
-                        pub async fn #verb(&self) -> #answer #bound {
-                            #call
-                        }
-                    }
-                }
-            }
-        });
-        quote! {
-            #doc
-            pub struct #ty<'a> {
-                dispatch: &'a dyn ::surface::Dispatch,
-            }
-            impl #ty<'_> {
-                #(#methods)*
-            }
-        }
-    });
-
-    // The keys `expose!` checks: `Ops::__SURFACE_PROCEDURES.<namespace>.<verb>`.
-    let key_types = namespaces.keys().map(|ns| {
-        let ty = names::verbs_keys(surface_ident, ns);
-        let doc = doc_attrs(&format!(
-            "The procedures of namespace `{ns}`, one field each, for `expose!`."
-        ));
-        let verbs: Vec<Ident> = procedures
-            .iter()
-            .filter(|p| p.namespace == *ns)
-            .map(|p| names::method(&p.verb, p.method.span()))
-            .collect();
-        quote! {
-            #doc
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            pub struct #ty {
-                #(pub #verbs: ::surface::__private::kind::Procedure,)*
-            }
-        }
-    });
-    let ns_fields: Vec<(Ident, Ident)> = namespaces
-        .keys()
-        .map(|ns| {
-            (
-                names::namespace_field(ns, Span::call_site()),
-                names::verbs_keys(surface_ident, ns),
-            )
-        })
-        .collect();
-    let ns_field_decls = ns_fields.iter().map(|(field, ty)| quote!(pub #field: #ty,));
-    let ns_field_values = ns_fields.iter().map(|(field, ty)| {
-        let verbs = procedures
-            .iter()
-            .filter(|p| names::namespace_field(&p.namespace, Span::call_site()) == *field)
-            .map(|p| names::method(&p.verb, p.method.span()));
-        quote!(#field: #ty { #(#verbs: ::surface::__private::kind::Procedure,)* },)
-    });
-    let namespaces_doc = doc_attrs(&format!(
-        "The procedure namespaces of [`{surface_ident}`], one field each, for `expose!`."
-    ));
-
+    let checks = valid.iter().map(|p| procedure_checks(p));
+    let specs = valid.iter().map(|p| procedure_spec(p));
+    let arms = valid.iter().map(|p| dispatch_arm(p));
+    let client = emit_client(surface, &valid);
     quote! {
         #item
 
@@ -475,6 +345,7 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure]) -> TokenStrea
                 #(#checks)*
                 &[#(#specs),*]
             };
+            const DECLARED: &'static [&'static str] = &[#(#declared),*];
 
             fn call<'a>(
                 &'a self,
@@ -490,25 +361,163 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure]) -> TokenStrea
             }
         }
 
-        impl #self_ty {
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            pub const #procedures_const: #namespaces_keys = #namespaces_keys { #(#ns_field_values)* };
+        #client
+    }
+}
+
+/// `TypeSpec { rust: "Kill", schema: schema_of::<Kill> }`, spanned at the type.
+fn input_spec(ty: &Type) -> TokenStream {
+    let rust = names::rust_name(ty);
+    quote_spanned! {ty.span()=>
+        ::surface::TypeSpec { rust: #rust, schema: ::surface::__private::schema_of::<#ty> }
+    }
+}
+
+/// One `ProcedureSpec`.
+fn procedure_spec(p: &Procedure) -> TokenStream {
+    let (name, namespace, verb, doc) = (&p.name, &p.namespace, &p.verb, &p.doc);
+    let input = match &p.input {
+        Some(t) => {
+            let spec = input_spec(t);
+            quote!(::core::option::Option::Some(#spec))
         }
-
-        #namespaces_doc
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        pub struct #namespaces_keys {
-            #(#ns_field_decls)*
+        None => quote!(::core::option::Option::None),
+    };
+    let output = &p.output;
+    let rust = ok_name(output);
+    let output = quote_spanned! {output.span()=>
+        ::surface::TypeSpec { rust: #rust, schema: ::surface::__private::output_schema_of::<#output> }
+    };
+    quote! {
+        ::surface::ProcedureSpec {
+            name: #name,
+            namespace: #namespace,
+            verb: #verb,
+            doc: #doc,
+            input: #input,
+            output: #output,
         }
+    }
+}
 
-        #(#key_types)*
+/// `"proc.kill" => boxed(async move { …decode, call, encode… })`
+fn dispatch_arm(p: &Procedure) -> TokenStream {
+    let name = &p.name;
+    let checks = procedure_checks(p);
+    // Spanned at the user's types, like their checks.
+    let span = p.output.span();
+    let mut method = p.method.clone();
+    method.set_span(span);
+    let call = match &p.input {
+        Some(t) => {
+            let decode = quote_spanned!(t.span()=> ::surface::__private::decode_input::<#t>(input)?);
+            let answer = quote_spanned! {span=>
+                ::surface::__private::ProcedureResult::into_answer(Self::#method(self, input).await)
+            };
+            quote! {
+                let input = #decode;
+                #answer
+            }
+        }
+        None => {
+            let answer = quote_spanned! {span=>
+                ::surface::__private::ProcedureResult::into_answer(Self::#method(self).await)
+            };
+            quote! {
+                let _ = input;
+                #answer
+            }
+        }
+    };
+    quote! {
+        #name => ::surface::__private::FutureExt::boxed(async move {
+            #checks
+            #call
+        }),
+    }
+}
 
+/// The client's namespaces: `OpsProcedures::proc()` → `OpsProcNamespace`, one method per verb.
+fn emit_client(surface: &Path, valid: &[&Procedure]) -> TokenStream {
+    let surface_ident = &surface.segments.last().expect("a path").ident;
+    let procedures_ty = sibling(surface, names::procedures(surface_ident));
+    // One client type per namespace, in name order.
+    let mut namespaces: BTreeMap<&str, Vec<&Procedure>> = BTreeMap::new();
+    for p in valid {
+        namespaces.entry(&p.namespace).or_default().push(p);
+    }
+    let accessors = namespaces.keys().map(|ns| {
+        let ty = names::namespace(surface_ident, ns);
+        let method = names::method(ns, Span::call_site());
+        let doc = doc_attrs(&format!("The procedures of namespace `{ns}`."));
+        let allow = allow_case(ns);
+        quote! {
+            #doc
+            #allow
+            pub fn #method(&self) -> #ty<'_> {
+                #ty { dispatch: &**self.__dispatch() }
+            }
+        }
+    });
+    let types = namespaces.iter().map(|(ns, procs)| {
+        let ty = names::namespace(surface_ident, ns);
+        let doc = doc_attrs(&format!(
+            "The procedures of namespace `{ns}` of [`{surface_ident}`]."
+        ));
+        let methods = procs.iter().map(|p| client_method(p));
+        quote! {
+            #doc
+            pub struct #ty<'a> {
+                dispatch: &'a dyn ::surface::Dispatch,
+            }
+            impl #ty<'_> {
+                #(#methods)*
+            }
+        }
+    });
+    quote! {
         impl #procedures_ty {
-            #(#ns_accessors)*
+            #(#accessors)*
         }
 
-        #(#ns_types)*
+        #(#types)*
+    }
+}
+
+/// `#[allow(non_snake_case)]` for a method named after `word` when it is not snake case
+/// (`"Type.Get"` is a valid procedure name; the user never wrote the method `Get`).
+fn allow_case(word: &str) -> Option<TokenStream> {
+    word.contains(|c: char| c.is_ascii_uppercase())
+        .then(|| quote!(#[allow(non_snake_case)]))
+}
+
+/// `pub async fn kill(&self, input: Kill) -> Result<Killed, Failure>` on the namespace type.
+fn client_method(p: &Procedure) -> TokenStream {
+    let verb = names::method(&p.verb, p.method.span());
+    let name = &p.name;
+    let doc = doc_attrs(&if p.doc.is_empty() {
+        format!("Calls `{name}`.")
+    } else {
+        p.doc.clone()
+    });
+    let (ok, bound) = ok_type(&p.output);
+    let answer = quote!(::core::result::Result<#ok, ::surface::Failure>);
+    // Spanned so that rustc points at the input type when it cannot be encoded and at the
+    // return type when the answer cannot be decoded.
+    let output_span = p.output.span();
+    let (param, input) = match &p.input {
+        Some(t) => (quote!(input: #t), quote_spanned!(t.span()=> &input)),
+        None => (quote!(), quote!(&::surface::__private::serde_json::Map::new())),
+    };
+    let call = quote_spanned! {output_span=>
+        ::surface::call_typed(self.dispatch, #name, #input).await
+    };
+    let allow = allow_case(&p.verb);
+    quote! {
+        #doc
+        #allow
+        pub async fn #verb(&self, #param) -> #answer #bound {
+            #call
+        }
     }
 }

@@ -23,8 +23,22 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Fields, Ident, ItemStruct, Meta, Type};
 
 const KINDS: &[&str] = &["cell", "collection", "stream", "event"];
-/// Inherent methods of the generated client that a member accessor must not shadow.
-const RESERVED: &[&str] = &["new", "direct", "procedures", "dispatch"];
+/// Names a member accessor would take from the generated client: its inherent methods, those
+/// of the traits it implements (`SurfaceClient`, `Clone`, `Deref`) and of `ToOwned`, which
+/// every `Clone` type has. An inherent accessor named `clone` would shadow `Clone::clone` in
+/// method calls (`client.clone()` would return the member), so such names are refused.
+const RESERVED: &[&str] = &[
+    "new",
+    "direct",
+    "procedures",
+    "dispatch",
+    "from_dispatch",
+    "clone",
+    "clone_from",
+    "to_owned",
+    "clone_into",
+    "deref",
+];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -111,6 +125,7 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
         fatal = true;
     }
     let mut members = Vec::new();
+    let item_ident = item.ident.clone();
     match &mut item.fields {
         Fields::Named(fields) => {
             for field in fields.named.iter_mut() {
@@ -141,7 +156,11 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                 if reserved {
                     errors.at(
                         &ident,
-                        format!("`{name}` is reserved by the generated client: rename this member"),
+                        format!(
+                            "a member cannot be called `{name}`: the typed client `{}` has a method of that name, which the member's accessor would shadow; rename the member (reserved: {})",
+                            names::client(&item_ident),
+                            crate::errors::one_of(RESERVED)
+                        ),
                     );
                 }
                 let value = field.ty.clone();
@@ -230,7 +249,7 @@ fn container_type(kind: Kind, value: &Type, key: Option<&Type>) -> Type {
 
 /// `TypeSpec { rust: "Load", schema: schema_of::<Load> }`, spanned at the type.
 fn type_spec(ty: &Type) -> TokenStream {
-    let rust = ty.to_token_stream().to_string().replace(' ', "");
+    let rust = names::rust_name(ty);
     quote_spanned! {ty.span()=>
         ::surface::TypeSpec { rust: #rust, schema: ::surface::__private::schema_of::<#ty> }
     }
@@ -259,8 +278,6 @@ fn emit(model: &Model) -> TokenStream {
     let doc = doc_text(&item.attrs);
     let client = names::client(ident);
     let procedures = names::procedures(ident);
-    let members_keys = names::members_keys(ident);
-    let members_const = Ident::new(names::MEMBERS_CONST, Span::call_site());
     let members = &model.members;
     // `Ops` spanned like the rest of the expansion, so the error of a surface without its
     // `#[surface]` impl block (in `SPEC` and in `direct`) is one error at the attribute.
@@ -317,19 +334,6 @@ fn emit(model: &Model) -> TokenStream {
         quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live),)
     });
 
-    let key_fields = members.iter().map(|m| {
-        let field = &m.ident;
-        let kind = m.kind.variant();
-        let cfgs = &m.cfgs;
-        quote!(#(#cfgs)* pub #field: ::surface::__private::kind::#kind,)
-    });
-    let key_values = members.iter().map(|m| {
-        let field = &m.ident;
-        let kind = m.kind.variant();
-        let cfgs = &m.cfgs;
-        quote!(#(#cfgs)* #field: ::surface::__private::kind::#kind,)
-    });
-
     let accessors = members.iter().filter(|m| !m.reserved).map(|m| {
         let field = &m.ident;
         let member = &m.name;
@@ -375,9 +379,6 @@ fn emit(model: &Model) -> TokenStream {
     let procedures_doc = doc_attrs(&format!(
         "The procedure namespaces of [`{name}`], for its typed client."
     ));
-    let members_keys_doc = doc_attrs(&format!(
-        "The members of [`{name}`], one field each: what `expose!` checks its keys against."
-    ));
 
     quote! {
         #item
@@ -404,16 +405,6 @@ fn emit(model: &Model) -> TokenStream {
         impl #ident {
             /// The spec of this surface: every member and procedure with its kind, types and schemas.
             pub const SPEC: ::surface::SurfaceSpec = <Self as ::surface::Surface>::SPEC;
-            #[doc(hidden)]
-            #[allow(dead_code)]
-            pub const #members_const: #members_keys = #members_keys { #(#key_values)* };
-        }
-
-        #members_keys_doc
-        #[doc(hidden)]
-        #[allow(dead_code)]
-        #vis struct #members_keys {
-            #(#key_fields)*
         }
 
         #client_doc
@@ -432,6 +423,9 @@ fn emit(model: &Model) -> TokenStream {
                 &self.procedures.dispatch
             }
         }
+
+        #[automatically_derived]
+        impl ::surface::__private::ClientOf<#ident> for #client {}
 
         impl #client {
             /// The client over `dispatch`.

@@ -19,7 +19,7 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ItemFn, LitStr, ReturnType, Type};
+use syn::{FnArg, Ident, ItemFn, LitStr, Meta, ReturnType, Type};
 
 const WORDS: &[&str] = &["mutates", "read_only", "title", "render"];
 
@@ -55,6 +55,25 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
         signature_ok = false;
     }
     let params = parse_params(&item, &mut errors);
+    let name = sig.ident.unraw().to_string();
+    if doc_text(&item.attrs).is_empty() {
+        // Reported, and the tool still expands (described by nothing) so code naming it
+        // does not fail too.
+        errors.at(
+            &sig.ident,
+            format!("a bespoke tool needs a doc comment: agents read it as the tool's description; write `/// What {name} does.` above the function"),
+        );
+    }
+    if name.len() > names::MAX_TOOL_NAME {
+        errors.at(
+            &sig.ident,
+            format!(
+                "the tool name `{name}` has {} characters: MCP clients accept at most {}; shorten the function's name",
+                name.len(),
+                names::MAX_TOOL_NAME
+            ),
+        );
+    }
     let output = match &sig.output {
         ReturnType::Type(_, ty) => Some((**ty).clone()),
         ReturnType::Default => {
@@ -78,21 +97,53 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
             return ToolArgs::default();
         }
     };
-    // Our own message for an unknown word lists every valid one; darling parses the rest.
+    // Each word's shape is checked here, with the sentence to write instead; darling then
+    // parses what is well-formed.
     let mut known = Vec::new();
     for n in nested {
-        match &n {
-            NestedMeta::Meta(m) if !m.path().get_ident().is_some_and(|i| WORDS.iter().any(|w| i == w)) => {
-                let w = m.path().to_token_stream().to_string();
-                errors.at(m.path(), unknown_word(&w, "`#[tool]`", WORDS));
+        let NestedMeta::Meta(m) = &n else {
+            errors.at(
+                &n,
+                "expected a word: `mutates`, `read_only`, `title = \"…\"` or `render = image`",
+            );
+            continue;
+        };
+        let word = m.path().get_ident().map(ToString::to_string).unwrap_or_default();
+        let fix = match (word.as_str(), m) {
+            ("mutates" | "read_only", Meta::Path(_)) => None,
+            ("mutates", Meta::NameValue(nv)) if is_lit(&nv.value, "false") => {
+                Some("a tool that does not change state is `read_only`: write `read_only`")
             }
-            _ => known.push(n),
+            ("read_only", Meta::NameValue(nv)) if is_lit(&nv.value, "false") => {
+                Some("a tool that changes state `mutates`: write `mutates`")
+            }
+            ("mutates", _) => Some("`mutates` is a flag: write `mutates`"),
+            ("read_only", _) => Some("`read_only` is a flag: write `read_only`"),
+            ("title", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Lit(l) if matches!(l.lit, syn::Lit::Str(_))) => {
+                None
+            }
+            ("title", _) => Some("the title is a string: write `title = \"…\"`"),
+            ("render", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Path(_)) => None,
+            ("render", _) => Some("write `render = image`"),
+            _ => {
+                errors.at(m.path(), unknown_word(&word, "`#[tool]`", WORDS));
+                continue;
+            }
+        };
+        match fix {
+            Some(fix) => errors.at(m, fix),
+            None => known.push(n),
         }
     }
     ToolArgs::from_list(&known).unwrap_or_else(|e| {
         errors.darling(e);
         ToolArgs::default()
     })
+}
+
+/// Whether `expr` is the literal `text` (`true`, `false`).
+fn is_lit(expr: &syn::Expr, text: &str) -> bool {
+    matches!(expr, syn::Expr::Lit(l) if l.lit.to_token_stream().to_string() == text)
 }
 
 struct Params {
@@ -104,46 +155,105 @@ struct Params {
     cancel: bool,
 }
 
+/// `([args: A,] client: &C [, cancel: CancellationToken])`, each mistake reported at its
+/// parameter with the signature to write.
 fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
-    let typed: Vec<&syn::PatType> = item
-        .sig
-        .inputs
-        .iter()
-        .filter_map(|a| match a {
-            FnArg::Typed(t) => Some(t),
+    let mut typed: Vec<&syn::PatType> = Vec::new();
+    for a in &item.sig.inputs {
+        match a {
+            FnArg::Typed(t) => typed.push(t),
             FnArg::Receiver(r) => {
                 errors.at(
                     r,
                     "a tool is a free function: it is handed its client instead of `self`",
                 );
-                None
+                return None;
             }
-        })
-        .collect();
-    let client_at = typed.iter().position(|t| matches!(&*t.ty, Type::Reference(_)));
-    let Some(at) = client_at else {
-        errors.at(
-            &item.sig.ident,
-            "a tool takes its client by reference: `client: &OpsClient`",
-        );
-        return None;
+        }
+    }
+    let cancel = typed
+        .last()
+        .is_some_and(|t| last_segment_is(&t.ty, "CancellationToken"));
+    if cancel {
+        typed.pop();
+    }
+    let (args, client) = match typed.as_slice() {
+        [] => {
+            errors.at(
+                &item.sig.ident,
+                "a tool is handed its client: write `async fn name(client: &OpsClient)` (with `args: A` before it if it takes input)",
+            );
+            return None;
+        }
+        [client] => (None, *client),
+        [args, client] => (Some(*args), *client),
+        [_, _, extra, ..] => {
+            errors.at(
+                extra,
+                "a tool takes `(args, client, cancel)` at most: put this field in the args struct",
+            );
+            return None;
+        }
     };
-    if at > 1 {
-        errors.at(typed[1], "a tool takes one input at most, before its client");
+    // `(client: &C, args: A)`, two clients, args by reference: each one mistake, said once.
+    if let Some(args) = args
+        && let Type::Reference(r) = &*args.ty
+    {
+        let message = if !matches!(&*client.ty, Type::Reference(_)) {
+            format!(
+                "the input comes before the client: write `({}, {})`",
+                param(client),
+                param(args)
+            )
+        } else if last_segment_ends_with(&r.elem, "Client") {
+            "a tool is handed one client: remove this parameter".to_owned()
+        } else {
+            format!(
+                "a tool's input is decoded from JSON and owned: write `{}: {}`",
+                args.pat.to_token_stream(),
+                names::rust_name(&r.elem)
+            )
+        };
+        errors.at(args, message);
         return None;
     }
-    if typed.len() > at + 2 {
-        errors.at(typed[at + 2], "a tool takes `(args, client, cancel)` at most");
-        return None;
-    }
-    let Type::Reference(r) = &*typed[at].ty else {
-        unreachable!()
+    let client_ty = match &*client.ty {
+        Type::Reference(r) if r.mutability.is_none() => (*r.elem).clone(),
+        Type::Reference(r) => {
+            errors.at(
+                r,
+                "the client is shared by concurrent calls: take it as `&`, not `&mut`",
+            );
+            return None;
+        }
+        other => {
+            errors.at(
+                other,
+                format!("a tool borrows its client: write `&{}`", names::rust_name(other)),
+            );
+            return None;
+        }
     };
     Some(Params {
-        args: (at == 1).then(|| (*typed[0].ty).clone()),
-        client: (*r.elem).clone(),
-        cancel: typed.len() > at + 1,
+        args: args.map(|a| (*a.ty).clone()),
+        client: client_ty,
+        cancel,
     })
+}
+
+/// `args: CountArgs`, as written.
+fn param(p: &syn::PatType) -> String {
+    format!("{}: {}", p.pat.to_token_stream(), names::rust_name(&p.ty))
+}
+
+/// Whether `ty` is a path whose last segment ends with `suffix` (`OpsClient`, `BundleClient`).
+fn last_segment_ends_with(ty: &Type, suffix: &str) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident.to_string().ends_with(suffix)))
+}
+
+/// Whether `ty` is a path whose last segment is `name`.
+fn last_segment_is(ty: &Type, name: &str) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
 }
 
 fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> TokenStream {

@@ -9,6 +9,7 @@ pub mod bundle;
 mod dispatch;
 mod expose;
 mod failure;
+mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;

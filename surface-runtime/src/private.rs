@@ -16,63 +16,21 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// Marker types for each kind of member; `#[surface]` gives every member a constant of one.
-pub mod kind {
-    /// A cell member.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Cell;
-    /// A collection member.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Collection;
-    /// A stream member.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Stream;
-    /// An event member.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Event;
-    /// A procedure.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Procedure;
+/// `expose!`'s key lookup (see the module).
+pub mod keys {
+    pub use crate::keys::{Sentence, member_problem, procedure_problem};
 }
 
-/// Kinds an expose map may name as `resource`.
+/// Implemented by the client of surface `S` alone (`#[surface]` writes the one impl):
+/// `bundle!` checks that a tool given to a member is handed that member's client. One impl per
+/// client rather than a blanket over `SurfaceClient::Surface`, so a mismatch is this trait's
+/// message rather than a projection mismatch.
 #[diagnostic::on_unimplemented(
-    message = "a `{Self}` cannot be exposed as a resource",
-    label = "this is a procedure: write `tool`, `tool(mutates)` or `tool(read_only)`",
-    note = "cells, collections, streams and events are resources; procedures are tools"
+    message = "this tool is handed a `{Self}`, not the client of `{S}`",
+    label = "a tool given to a member is handed that member's client",
+    note = "give the tool to the member that serves its surface, or to `root: [...]` if it takes `BundleClient`"
 )]
-pub trait ExposableAsResource {}
-impl ExposableAsResource for kind::Cell {}
-impl ExposableAsResource for kind::Collection {}
-impl ExposableAsResource for kind::Stream {}
-impl ExposableAsResource for kind::Event {}
-
-/// Kinds an expose map may name as `tool`.
-#[diagnostic::on_unimplemented(
-    message = "a `{Self}` cannot be exposed as a tool",
-    label = "this is a member, not a procedure: write `resource`",
-    note = "cells, collections, streams and events are resources; procedures are tools"
-)]
-pub trait ExposableAsTool {}
-impl ExposableAsTool for kind::Procedure {}
-
-/// An expose entry for a member `expose!` has checked is a resource kind.
-pub const fn expose_resource<K: ExposableAsResource>(kind: K, key: &'static str) -> ExposeEntry {
-    core::mem::forget(kind);
-    ExposeEntry {
-        key,
-        exposure: Exposure::Resource,
-    }
-}
-
-/// An expose entry for a procedure `expose!` has checked.
-pub const fn expose_tool<K: ExposableAsTool>(kind: K, key: &'static str, mutates: bool) -> ExposeEntry {
-    core::mem::forget(kind);
-    ExposeEntry {
-        key,
-        exposure: Exposure::Tool { mutates },
-    }
-}
+pub trait ClientOf<S> {}
 
 /// The bound of a procedure's or tool's input type.
 #[diagnostic::on_unimplemented(
@@ -151,6 +109,18 @@ pub const fn assert_member_key<T: crate::MemberKey>() {}
 pub const fn assert_input<T: Input>() {}
 /// Compile-time check that a procedure's return type qualifies.
 pub const fn assert_procedure_result<T: ProcedureResult>() {}
+/// The success type of any `Result`, with no bounds (so checking it adds no error about `T`).
+pub trait ResultOk {
+    /// `T` of `Result<T, E>`.
+    type Ok;
+}
+impl<T, E> ResultOk for Result<T, E> {
+    type Ok = T;
+}
+
+/// Compile-time check that a return type written `Result<T, E>` succeeds with `T` (a
+/// `Result` alias with swapped arguments does not).
+pub const fn assert_procedure_ok<R: ResultOk<Ok = T>, T>() {}
 /// Compile-time check that a tool's return type qualifies.
 pub const fn assert_tool_result<T: ToolResult>() {}
 

@@ -13,6 +13,11 @@ use serde_json::Value;
 use std::sync::Arc;
 
 /// The members half of a surface, implemented by `#[surface]` on a struct.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a surface",
+    label = "not declared with `#[surface]`",
+    note = "add `#[surface]` to the struct `{Self}` (its members) and to its `impl` block (its procedures)"
+)]
 pub trait SurfaceMembers: Send + Sync + Sized + 'static {
     /// The surface's type name.
     const NAME: &'static str;
@@ -35,6 +40,10 @@ pub trait SurfaceMembers: Send + Sync + Sized + 'static {
 pub trait SurfaceProcedures: SurfaceMembers {
     /// Every procedure, in declaration order.
     const PROCEDURES: &'static [crate::ProcedureSpec];
+    /// Every procedure name the impl block declares, those reported as mistakes included: what
+    /// `expose!` looks its keys up in, so a mistake in a procedure is reported once, there.
+    #[doc(hidden)]
+    const DECLARED: &'static [&'static str] = &[];
     /// Runs the procedure `name` on `input` (already unwrapped, not yet decoded).
     fn call<'a>(&'a self, name: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>>;
 }

@@ -34,6 +34,7 @@ impl Ops {
 }
 
 // Mistake 3: an unknown word in `#[tool]`.
+/// Counts.
 #[tool(readonly)]
 async fn count(client: &OpsClient) -> Result<f64, surface::Failure> {
     Ok(client.load().get().await?.cpu)

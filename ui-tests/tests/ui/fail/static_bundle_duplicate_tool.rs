@@ -1,34 +1,12 @@
-use std::convert::Infallible;
 use surface::mcp::BundleClient;
-use surface::{Expose, expose, surface, tool};
-
-#[surface]
-pub struct Tenant {
-    #[cell]
-    pub entries: u32,
-}
-
-#[surface]
-impl Tenant {
-    #[procedure("ops.run")]
-    async fn run(&self) -> Result<u32, Infallible> {
-        Ok(1)
-    }
-}
-
-/// Where am I?
-#[tool(read_only)]
-async fn here(client: &TenantClient) -> Result<u32, surface::Failure> {
-    client.ops().run().await
-}
+use surface::tool;
+use surface_ui_tests::tenant::{HereTool, TENANT};
 
 /// Collides with sibling `a`'s `here`.
 #[tool(read_only)]
 async fn a_here(_client: &BundleClient) -> Result<u32, surface::Failure> {
     Ok(0)
 }
-
-const TENANT: Expose<Tenant> = expose!(Tenant { "ops.run": tool });
 
 fn main() {
     let _roster = surface::bundle! {

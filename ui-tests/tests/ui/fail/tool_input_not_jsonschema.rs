@@ -16,6 +16,7 @@ pub struct Scale {
     pub by: u32,
 }
 
+/// A tool.
 #[tool(read_only)]
 async fn scaled(args: Scale, client: &OpsClient) -> Result<u32, surface::Failure> {
     Ok(client.load().get().await? * args.by)

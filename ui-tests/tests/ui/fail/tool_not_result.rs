@@ -9,6 +9,7 @@ pub struct Ops {
 #[surface]
 impl Ops {}
 
+/// A tool.
 #[tool(read_only)]
 async fn load(client: &OpsClient) -> u32 {
     client.load().get().await.unwrap_or_default()

@@ -9,6 +9,7 @@ pub struct Ops {
 #[surface]
 impl Ops {}
 
+/// A tool.
 #[tool(mutate)]
 async fn reset(client: &OpsClient, _cancel: CancellationToken) -> Result<(), surface::Failure> {
     client.load().set(&0).await

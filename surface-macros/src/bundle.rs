@@ -1,0 +1,248 @@
+//! `bundle!`: a static roster whose collisions are compile errors.
+//!
+//! Accepts
+//! `bundle! { [core: EXPOSE [, tools: [Tool, …]];] siblings: { "key" => EXPOSE [, tools: [Tool, …]], … }; root: [Tool, …] }`.
+//! Pipeline: parse (a sentence for each malformed part) → validate what is visible in the
+//! tokens, each at the offending key (a sibling key empty, not of `[A-Za-z0-9_-]`, or given
+//! twice; the same rule the boot-time composition applies) → expand:
+//! - per tool handed to a member, a check spanned at the tool that its client is the client of
+//!   that member's surface (`ClientOf`), so a `TenantClient` tool given to an `Ops` core is a
+//!   type error at the tool;
+//! - one const evaluation of the whole roster (duplicate tool names across generated, sibling
+//!   and root tools, names over 64 characters, a sibling key equal to a core collection);
+//! - the roster itself.
+//!
+//! After a key error the roster still expands without that sibling, so one mistake gives one
+//! error.
+
+use crate::errors::Errors;
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, LitStr, Path, Token, braced, bracketed};
+
+/// The whole form, for messages about its shape.
+const FORM: &str =
+    "write `bundle! { core: CORE; siblings: { \"a\" => TENANT, tools: [HereTool] }; root: [KeysTool] }`";
+
+pub struct BundleInput {
+    core: Option<Member>,
+    siblings: Vec<(LitStr, Member)>,
+    root: Vec<Path>,
+}
+
+struct Member {
+    expose: Expr,
+    tools: Vec<Path>,
+}
+
+/// `word:`, or an error saying the form.
+fn section(input: ParseStream, word: &str) -> syn::Result<()> {
+    let ident: Ident = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("expected `{word}:`: {FORM}")))?;
+    if ident != word {
+        return Err(syn::Error::new(
+            ident.span(),
+            format!("expected `{word}:`: {FORM}"),
+        ));
+    }
+    input.parse::<Token![:]>()?;
+    Ok(())
+}
+
+fn tool_list(input: ParseStream) -> syn::Result<Vec<Path>> {
+    let inner;
+    bracketed!(inner in input);
+    let tools = Punctuated::<Path, Token![,]>::parse_terminated(&inner)?;
+    Ok(tools.into_iter().collect())
+}
+
+impl Member {
+    fn parse_after(input: ParseStream, expose: Expr) -> syn::Result<Member> {
+        let mut tools = Vec::new();
+        if input.peek(Token![,]) && input.peek2(Ident) {
+            let fork = input.fork();
+            fork.parse::<Token![,]>()?;
+            if fork.parse::<Ident>()? == "tools" {
+                input.parse::<Token![,]>()?;
+                section(input, "tools")?;
+                tools = tool_list(input)?;
+            }
+        }
+        Ok(Member { expose, tools })
+    }
+}
+
+impl Parse for BundleInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut core = None;
+        if input.peek(Ident) && input.fork().parse::<Ident>()? == "core" {
+            section(input, "core")?;
+            let expose: Expr = input.parse()?;
+            core = Some(Member::parse_after(input, expose)?);
+            input.parse::<Token![;]>()?;
+        }
+        section(input, "siblings")?;
+        let body;
+        braced!(body in input);
+        let mut siblings = Vec::new();
+        while !body.is_empty() {
+            let key: LitStr = body.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "a sibling is `\"key\" => EXPOSE` (with `, tools: [Tool]` if it has bespoke tools)",
+                )
+            })?;
+            body.parse::<Token![=>]>()?;
+            let expose: Expr = body.parse()?;
+            siblings.push((key, Member::parse_after(&body, expose)?));
+            if body.is_empty() {
+                break;
+            }
+            body.parse::<Token![,]>()?;
+        }
+        input.parse::<Token![;]>()?;
+        section(input, "root")?;
+        let root = tool_list(input)?;
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+        }
+        if !input.is_empty() {
+            return Err(input.error(format!("nothing follows `root: […]`: {FORM}")));
+        }
+        Ok(BundleInput { core, siblings, root })
+    }
+}
+
+/// Why `key` cannot be a sibling key, if it cannot (the boot-time composition's rule: it
+/// becomes a URI segment and a tool-name prefix).
+fn key_problem(key: &str) -> Option<String> {
+    if key.is_empty() {
+        return Some(
+            "a sibling key cannot be empty: it becomes a URI segment and a tool-name prefix; write a name such as \"tenant_a\"".to_owned(),
+        );
+    }
+    let bad: String = key
+        .chars()
+        .filter(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        .collect();
+    (!bad.is_empty()).then(|| {
+        let fixed: String = key
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        format!(
+            "sibling key \"{key}\" has {:?}: a key becomes a URI segment and a tool-name prefix, so it uses only letters, digits, `_` and `-`; write \"{fixed}\"",
+            bad
+        )
+    })
+}
+
+pub fn expand(input: BundleInput) -> TokenStream {
+    let mut errors = Errors::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut siblings = Vec::new();
+    for (key, member) in &input.siblings {
+        let value = key.value();
+        if let Some(why) = key_problem(&value) {
+            errors.at(key, why);
+            continue;
+        }
+        if seen.contains(&value) {
+            errors.at(
+                key,
+                format!("sibling key \"{value}\" is given twice: the later would replace the earlier and its tools would vanish; keep one or rename it"),
+            );
+            continue;
+        }
+        seen.push(value);
+        siblings.push((key, member));
+    }
+    let mut client_checks = Vec::new();
+    let members = input.core.iter().chain(siblings.iter().map(|(_, m)| *m));
+    for member in members {
+        for tool in &member.tools {
+            client_checks.push(client_check(&member.expose, tool));
+        }
+    }
+    let names = |tools: &[Path]| -> TokenStream {
+        let names = tools
+            .iter()
+            .map(|t| quote_spanned!(t.span()=> <#t as ::surface::StaticTool>::NAME));
+        quote!(&[#(#names),*])
+    };
+    let static_member = |m: &Member| {
+        let expose = &m.expose;
+        let tools = names(&m.tools);
+        quote!(::surface::mcp::__static_member(#expose, #tools))
+    };
+    let member = |m: &Member| {
+        let expose = &m.expose;
+        let tools = &m.tools;
+        quote!(::surface::mcp::Member::new(#expose) #(.tool(#tools))*)
+    };
+    let static_core = match &input.core {
+        Some(core) => {
+            let core = static_member(core);
+            quote!(::core::option::Option::Some(#core))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let static_siblings = siblings.iter().map(|(key, m)| {
+        let m = static_member(m);
+        quote!((#key, #m))
+    });
+    let root_names = names(&input.root);
+    let set_core = input.core.as_ref().map(|core| {
+        let core = member(core);
+        quote!(roster.core = ::core::option::Option::Some(#core);)
+    });
+    let insert_siblings = siblings.iter().map(|(key, m)| {
+        let m = member(m);
+        quote!(roster.siblings.insert(::std::string::String::from(#key), #m);)
+    });
+    let root = &input.root;
+    let compile_errors = errors.to_compile_errors();
+    // A roster with a sibling left out would be checked wrongly (or found empty): after a key
+    // error, the reported one is the only one.
+    let check = errors.is_empty().then(|| {
+        quote_spanned! {Span::call_site()=>
+            const _: () = ::surface::mcp::__check_static_bundle(&::surface::mcp::__StaticBundle {
+                core: #static_core,
+                siblings: &[#(#static_siblings),*],
+                root: #root_names,
+            });
+        }
+    });
+    quote! {
+        {
+            #compile_errors
+            #(#client_checks)*
+            #check
+            let mut roster = ::surface::mcp::Roster::__new();
+            #set_core
+            #(#insert_siblings)*
+            #(roster = roster.__root(#root);)*
+            roster
+        }
+    }
+}
+
+/// `tool`'s client is the client of the surface `expose` maps, checked at the tool.
+fn client_check(expose: &Expr, tool: &Path) -> TokenStream {
+    let span = tool.span();
+    // A local function, so rustc's "required by a bound" note points here, at the tool.
+    quote_spanned! {span=>
+        const _: () = {
+            const fn on<S, C: ::surface::__private::ClientOf<S>>(
+                _: &::surface::Expose<S>,
+                _: ::core::marker::PhantomData<C>,
+            ) {
+            }
+            on(&#expose, ::core::marker::PhantomData::<<#tool as ::surface::BespokeTool>::Client>)
+        };
+    }
+}

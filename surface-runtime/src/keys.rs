@@ -1,0 +1,238 @@
+//! `expose!`'s key lookup, run in const evaluation: a key naming nothing stops the build with
+//! a sentence that names the surface, the key and the closest declared name.
+//!
+//! `expose!` emits, per key and spanned at it,
+//! `const _: () = if let Some(why) = member_problem(…, "lod") { panic!("{}", why.as_str()) };`
+//! so the panic (and rustc's error) is at the user's key, and the spec is the one source of
+//! truth for what a surface declares.
+
+use crate::spec::MemberSpec;
+
+/// A sentence built in const evaluation (a fixed buffer: const fns cannot allocate).
+pub struct Sentence {
+    buf: [u8; 480],
+    len: usize,
+}
+
+impl Sentence {
+    const fn new() -> Sentence {
+        Sentence {
+            buf: [0; 480],
+            len: 0,
+        }
+    }
+
+    /// Appends `s` whole, or nothing when it does not fit (so the text stays valid UTF-8).
+    const fn push(mut self, s: &str) -> Sentence {
+        let bytes = s.as_bytes();
+        if self.len + bytes.len() > self.buf.len() {
+            return self;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            self.buf[self.len + i] = bytes[i];
+            i += 1;
+        }
+        self.len += bytes.len();
+        self
+    }
+
+    /// The sentence.
+    pub const fn as_str(&self) -> &str {
+        let (head, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(head) {
+            Ok(s) => s,
+            Err(_) => "an expose key names nothing on its surface",
+        }
+    }
+}
+
+/// Why `key` names no member of a surface called `surface`, if it does not.
+///
+/// ```
+/// # use surface_runtime::{MemberKind, MemberSpec, TypeSpec};
+/// # use surface_runtime::__private::keys::member_problem;
+/// const T: TypeSpec = TypeSpec { rust: "u32", schema: || serde_json::Value::Null };
+/// const MEMBERS: &[MemberSpec] = &[MemberSpec {
+///     name: "load", kind: MemberKind::Cell, doc: "", value: T, key: None,
+/// }];
+/// assert!(member_problem("Ops", MEMBERS, "load").is_none());
+/// let why = member_problem("Ops", MEMBERS, "lod").unwrap();
+/// assert_eq!(why.as_str(), "`Ops` has no member `lod`: did you mean `load`?");
+/// ```
+pub const fn member_problem(surface: &str, members: &[MemberSpec], key: &str) -> Option<Sentence> {
+    let mut names: [&str; 64] = [""; 64];
+    let mut n = 0;
+    while n < members.len() && n < names.len() {
+        names[n] = members[n].name;
+        n += 1;
+    }
+    let (names, _) = names.split_at(n);
+    if contains(names, key) {
+        return None;
+    }
+    let head = Sentence::new()
+        .push("`")
+        .push(surface)
+        .push("` has no member `")
+        .push(key)
+        .push("`");
+    Some(match closest(key, names) {
+        Some(near) => head.push(": did you mean `").push(near).push("`?"),
+        None if names.is_empty() => head.push(": it declares no members"),
+        None => list(head.push(": its members are "), names, "`"),
+    })
+}
+
+/// Why `key` names no procedure among the names `declared` by a surface called `surface`.
+///
+/// ```
+/// # use surface_runtime::__private::keys::procedure_problem;
+/// const DECLARED: &[&str] = &["proc.kill", "proc.spawn"];
+/// assert!(procedure_problem("Ops", DECLARED, "proc.kill").is_none());
+/// let why = procedure_problem("Ops", DECLARED, "porc.kill").unwrap();
+/// assert_eq!(why.as_str(), "`Ops` has no procedure \"porc.kill\": did you mean \"proc.kill\"?");
+/// ```
+pub const fn procedure_problem(surface: &str, declared: &[&str], key: &str) -> Option<Sentence> {
+    if contains(declared, key) {
+        return None;
+    }
+    let head = Sentence::new()
+        .push("`")
+        .push(surface)
+        .push("` has no procedure \"")
+        .push(key)
+        .push("\"");
+    Some(match closest(key, declared) {
+        Some(near) => head.push(": did you mean \"").push(near).push("\"?"),
+        None if declared.is_empty() => head.push(": it declares no procedures"),
+        None => list(head.push(": its procedures are "), declared, "\""),
+    })
+}
+
+/// `` `a`, `b` or `c` `` (as many as fit).
+const fn list(mut s: Sentence, names: &[&str], quote: &str) -> Sentence {
+    let mut i = 0;
+    while i < names.len() {
+        if i > 0 {
+            s = s.push(if i + 1 == names.len() { " or " } else { ", " });
+        }
+        s = s.push(quote).push(names[i]).push(quote);
+        i += 1;
+    }
+    s
+}
+
+const fn contains(names: &[&str], key: &str) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        if str_eq(names[i], key) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The closest of `names` to `key`, if close enough to be a likely typo (the macros' own
+/// rule: at most a third of the longer word's length, at least one edit).
+const fn closest<'a>(key: &str, names: &[&'a str]) -> Option<&'a str> {
+    let mut best: Option<&'a str> = None;
+    let mut best_d = usize::MAX;
+    let mut i = 0;
+    while i < names.len() {
+        let d = distance(key.as_bytes(), names[i].as_bytes());
+        let longer = if key.len() > names[i].len() {
+            key.len()
+        } else {
+            names[i].len()
+        };
+        let limit = if longer / 3 > 1 { longer / 3 } else { 1 };
+        if d <= limit && d < best_d {
+            best = Some(names[i]);
+            best_d = d;
+        }
+        i += 1;
+    }
+    best
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent transpositions), over three
+/// rolling rows; words longer than the rows are never close.
+const fn distance(a: &[u8], b: &[u8]) -> usize {
+    const W: usize = 97;
+    if a.len() >= W || b.len() >= W {
+        return usize::MAX;
+    }
+    let mut before = [0usize; W];
+    let mut prev = [0usize; W];
+    let mut cur = [0usize; W];
+    let mut j = 0;
+    while j <= b.len() {
+        prev[j] = j;
+        j += 1;
+    }
+    let mut i = 1;
+    while i <= a.len() {
+        cur[0] = i;
+        let mut j = 1;
+        while j <= b.len() {
+            let cost = if a[i - 1] == b[j - 1] { 0 } else { 1 };
+            let mut d = min(min(prev[j] + 1, cur[j - 1] + 1), prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = min(d, before[j - 2] + 1);
+            }
+            cur[j] = d;
+            j += 1;
+        }
+        before = prev;
+        prev = cur;
+        i += 1;
+    }
+    prev[b.len()]
+}
+
+const fn min(a: usize, b: usize) -> usize {
+    if a < b { a } else { b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_the_close_name_only() {
+        assert_eq!(distance(b"porc.kill", b"proc.kill"), 1);
+        assert_eq!(distance(b"proc.kil", b"proc.kill"), 1);
+        assert_eq!(
+            closest("proc.kil", &["proc.kill", "proc.spawn"]),
+            Some("proc.kill")
+        );
+        assert_eq!(closest("zzz", &["proc.kill"]), None);
+        let why = procedure_problem("Ops", &["a.b", "c.d"], "x.yz").unwrap();
+        assert_eq!(
+            why.as_str(),
+            "`Ops` has no procedure \"x.yz\": its procedures are \"a.b\" or \"c.d\""
+        );
+        let why = procedure_problem("Ops", &[], "x.y").unwrap();
+        assert_eq!(
+            why.as_str(),
+            "`Ops` has no procedure \"x.y\": it declares no procedures"
+        );
+    }
+}

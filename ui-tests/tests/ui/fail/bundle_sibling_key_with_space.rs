@@ -1,0 +1,9 @@
+//! A sibling key with a space: it becomes a URI segment and a tool-name prefix.
+use surface_ui_tests::tenant::{HereTool, TENANT};
+
+fn main() {
+    let _roster = surface::bundle! {
+        siblings: { "a b" => TENANT, tools: [HereTool] };
+        root: [];
+    };
+}

@@ -1,0 +1,9 @@
+//! A misspelled namespace: the error suggests the whole key, `"proc.kill"`.
+use surface::{Expose, expose};
+use surface_ui_tests::ops::Ops;
+
+const EXPOSE: Expose<Ops> = expose!(Ops { "porc.kill": tool });
+
+fn main() {
+    let _ = EXPOSE;
+}

@@ -1,0 +1,9 @@
+//! A `;` after the braces: the error says to remove it.
+use surface::{Expose, expose};
+use surface_ui_tests::ops::Ops;
+
+const EXPOSE: Expose<Ops> = expose!(Ops { load: resource, "proc.kill": tool };);
+
+fn main() {
+    let _ = EXPOSE;
+}
