@@ -3,82 +3,8 @@
 
 mod common;
 
-use common::ops_binary;
-
+use common::stdio::Wire;
 use serde_json::{Value, json};
-use std::process::Stdio;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-
-struct Wire {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Wire {
-    fn start() -> Wire {
-        let mut child = Command::new(ops_binary())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("ops starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Wire { child, stdin, stdout }
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = serde_json::to_vec(&message).unwrap();
-        line.push(b'\n');
-        self.stdin.write_all(&line).await.unwrap();
-    }
-
-    /// The next stdout line, which must be one JSON-RPC message.
-    async fn receive_raw(&mut self) -> String {
-        let mut line = String::new();
-        tokio::time::timeout(Duration::from_secs(10), self.stdout.read_line(&mut line))
-            .await
-            .expect("an answer in time")
-            .unwrap();
-        line
-    }
-
-    async fn receive(&mut self) -> Value {
-        let line = self.receive_raw().await;
-        let v: Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried non-JSON {line:?}: {e}"));
-        assert_eq!(v["jsonrpc"], "2.0", "{line}");
-        v
-    }
-
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        loop {
-            let v = self.receive().await;
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    async fn stderr(mut self) -> String {
-        drop(self.stdin);
-        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait())
-            .await
-            .expect("ops exits at EOF");
-        assert!(status.unwrap().success());
-        let mut err = String::new();
-        tokio::io::AsyncReadExt::read_to_string(&mut self.child.stderr.take().unwrap(), &mut err)
-            .await
-            .unwrap();
-        err
-    }
-}
 
 fn modern_meta() -> Value {
     json!({
@@ -90,7 +16,7 @@ fn modern_meta() -> Value {
 
 #[tokio::test]
 async fn legacy_session_survives_a_handler_that_prints_to_stdout() {
-    let mut wire = Wire::start();
+    let mut wire = Wire::start(&[], true);
     let init = wire
         .request(
             1,
@@ -148,7 +74,7 @@ async fn legacy_session_survives_a_handler_that_prints_to_stdout() {
 
 #[tokio::test]
 async fn modern_session_opens_with_server_discover() {
-    let mut wire = Wire::start();
+    let mut wire = Wire::start(&[], true);
     let discovered = wire
         .request(1, "server/discover", json!({"_meta": modern_meta()}))
         .await;

@@ -34,7 +34,7 @@ pub use expose::{ErasedExpose, Expose, ExposeEntry, Exposure};
 pub use failure::{Failure, FailureKind, IntoFailure, ToolFailure};
 pub use member::{
     Cell, Change, ChangeStream, Collection, CollectionChange, Event, LiveMember, MemberKey, MemberValue,
-    Stream, Write, id_to_key, key_to_id,
+    STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
 };
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
 pub use surface::{DirectDispatch, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};

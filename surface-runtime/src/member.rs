@@ -10,7 +10,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, PoisonError, RwLock};
 use tokio::sync::broadcast;
 
@@ -211,6 +211,12 @@ impl<T: Clone> Cell<T> {
         r
     }
 
+    /// How many feeds watch it now (typed subscribers and faces' change feeds): a way to
+    /// see that closed subscriptions let go.
+    pub fn watchers(&self) -> usize {
+        self.writes.receiver_count()
+    }
+
     /// Every value written from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<T> {
         self.writes.subscribe()
@@ -350,6 +356,12 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
         Some(old)
     }
 
+    /// How many feeds watch it now (typed subscribers and faces' change feeds): a way to
+    /// see that closed subscriptions let go.
+    pub fn watchers(&self) -> usize {
+        self.changes.receiver_count()
+    }
+
     /// Every upsert and delete from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<CollectionChange<K>> {
         self.changes.subscribe()
@@ -384,16 +396,41 @@ pub fn key_to_id<K: Serialize>(key: &K) -> String {
     }
 }
 
-/// Decodes a URI-shaped id against the key type: `42` addresses a `u32` key, `alice` a `String`.
-pub fn id_to_key<K: DeserializeOwned>(id: &str) -> Result<K, Failure> {
-    serde_json::from_str::<K>(id)
-        .or_else(|_| serde_json::from_value::<K>(Value::String(id.to_owned())))
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::InvalidInput { field: "id".into() },
-                format!("\"{id}\" is not a valid key ({e})"),
-            )
-        })
+/// Decodes a URI-shaped id against the key type: `42` addresses a `u32` key, `alice` a
+/// `String`. Only the canonical spelling — what [`key_to_id`] writes for that key — addresses
+/// it: ` 1`, `01`, `1.0` and `+1` address no `u32`, and `"alice"` (quotes included) is the
+/// string key `"alice"` with its quotes, not `alice`.
+///
+/// ```
+/// use surface_runtime::{id_to_key, key_to_id};
+/// assert_eq!(id_to_key::<u32>("42").unwrap(), 42);
+/// assert_eq!(id_to_key::<String>("42").unwrap(), "42");
+/// assert!(id_to_key::<u32>(" 42").is_err());
+/// assert!(id_to_key::<u32>("042").is_err());
+/// assert_eq!(id_to_key::<String>("\"a\"").unwrap(), "\"a\"");
+/// assert_eq!(key_to_id(&id_to_key::<i64>("-7").unwrap()), "-7");
+/// ```
+pub fn id_to_key<K: Serialize + DeserializeOwned>(id: &str) -> Result<K, Failure> {
+    let canonical = |key: &K| key_to_id(key) == id;
+    let as_json = match serde_json::from_str::<K>(id) {
+        Ok(key) if canonical(&key) => return Ok(key),
+        other => other,
+    };
+    let as_text = serde_json::from_value::<K>(Value::String(id.to_owned()));
+    match (as_json, as_text) {
+        (_, Ok(key)) if canonical(&key) => Ok(key),
+        (Ok(key), _) | (_, Ok(key)) => Err(Failure::new(
+            FailureKind::InvalidInput { field: "id".into() },
+            format!(
+                "\"{id}\" is not a valid key: the key it spells is written \"{}\"",
+                key_to_id(&key)
+            ),
+        )),
+        (Err(e), Err(_)) => Err(Failure::new(
+            FailureKind::InvalidInput { field: "id".into() },
+            format!("\"{id}\" is not a valid key ({e})"),
+        )),
+    }
 }
 
 impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
@@ -434,7 +471,12 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
     }
 }
 
-/// A stream: a snapshot of everything so far, then each new chunk.
+/// How many chunks a [`Stream`] keeps by default: the snapshot is the last this many.
+pub const STREAM_HISTORY: usize = 1024;
+
+/// A stream: a snapshot of the chunks so far, then each new chunk. It keeps the last
+/// [`STREAM_HISTORY`] chunks (or as many as [`Stream::with_history`] says), so a long-lived
+/// stream's memory stays bounded; the snapshot is the retained tail.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -445,42 +487,76 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
 /// assert_eq!(snapshot, vec!["booted".to_string()]);
 /// log.push("spawned".into());
 /// assert_eq!(chunks.recv().await.unwrap(), "spawned");
+///
+/// let recent: Stream<u32> = Stream::with_history(2);
+/// (1..=5).for_each(|n| recent.push(n));
+/// assert_eq!(recent.snapshot(), vec![4, 5]);
 /// # }
 /// ```
 #[derive(Debug)]
 pub struct Stream<C> {
-    history: Mutex<Vec<C>>,
+    history: Mutex<VecDeque<C>>,
+    keep: usize,
     chunks: broadcast::Sender<C>,
 }
 
 impl<C: Clone> Stream<C> {
-    /// An empty stream.
+    /// An empty stream keeping the last [`STREAM_HISTORY`] chunks.
     pub fn new() -> Self {
+        Stream::with_history(STREAM_HISTORY)
+    }
+
+    /// An empty stream keeping the last `keep` chunks (`0`: none, every snapshot is empty;
+    /// `usize::MAX`: all of them, memory growing with every chunk).
+    pub fn with_history(keep: usize) -> Self {
         Stream {
-            history: Mutex::new(Vec::new()),
+            history: Mutex::new(VecDeque::new()),
+            keep,
             chunks: broadcast::channel(FEED_CAPACITY).0,
         }
     }
 
-    /// Appends a chunk and publishes it.
+    /// How many chunks this stream keeps.
+    pub fn history_limit(&self) -> usize {
+        self.keep
+    }
+
+    /// Appends a chunk and publishes it; the oldest kept chunk goes when the history is full.
     pub fn push(&self, chunk: C) {
         let mut history = self.history.lock().unwrap_or_else(lock_poisoned);
         if self.chunks.receiver_count() > 0 {
             let _ = self.chunks.send(chunk.clone());
         }
-        history.push(chunk);
+        if self.keep == 0 {
+            return;
+        }
+        if history.len() >= self.keep {
+            history.pop_front();
+        }
+        history.push_back(chunk);
     }
 
-    /// Every chunk so far.
+    /// How many feeds watch it now (typed subscribers and faces' change feeds): a way to
+    /// see that closed subscriptions let go.
+    pub fn watchers(&self) -> usize {
+        self.chunks.receiver_count()
+    }
+
+    /// The chunks kept, oldest first.
     pub fn snapshot(&self) -> Vec<C> {
-        self.history.lock().unwrap_or_else(lock_poisoned).clone()
+        self.history
+            .lock()
+            .unwrap_or_else(lock_poisoned)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// The snapshot and a receiver of every later chunk, taken together so none is missed or
     /// seen twice.
     pub fn open(&self) -> (Vec<C>, broadcast::Receiver<C>) {
         let history = self.history.lock().unwrap_or_else(lock_poisoned);
-        (history.clone(), self.chunks.subscribe())
+        (history.iter().cloned().collect(), self.chunks.subscribe())
     }
 }
 
@@ -538,6 +614,12 @@ impl<T: Clone> Event<T> {
     /// Publishes one occurrence to every current subscriber.
     pub fn publish(&self, value: T) {
         let _ = self.occurrences.send(value);
+    }
+
+    /// How many feeds watch it now (typed subscribers and faces' change feeds): a way to
+    /// see that closed subscriptions let go.
+    pub fn watchers(&self) -> usize {
+        self.occurrences.receiver_count()
     }
 
     /// Every occurrence from now on.

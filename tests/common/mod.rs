@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod stdio;
+
 use rmcp::model::*;
 use rmcp::service::RunningService;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};

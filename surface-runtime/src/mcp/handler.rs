@@ -30,6 +30,10 @@ use tokio_util::sync::CancellationToken;
 /// How long changes to one URI are gathered into one `updated` notification.
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
 
+/// How many URIs one session may watch at once by default (legacy subscriptions and the URIs
+/// of its open listen streams together): each costs a task and a feed.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
 /// The server's `instructions`: none, a fixed text, or a function read at every `initialize`
 /// and every `server/discover` (an empty result is no `instructions` key).
 #[derive(Clone, Default)]
@@ -108,6 +112,7 @@ pub(crate) struct Shared {
     reroster: tokio::sync::Mutex<()>,
     tombstones: Mutex<HashMap<String, Tombstone>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
+    max_subscriptions: usize,
     pub(crate) closed: CancellationToken,
 }
 
@@ -118,6 +123,7 @@ impl Shared {
         fixed: Fixed,
         siblings: Siblings,
         factory: Factory,
+        max_subscriptions: usize,
     ) -> Result<Arc<Shared>, CompositionError> {
         let closed = CancellationToken::new();
         let generation = generation::compose(&fixed, siblings, || link(&factory, &closed))?;
@@ -137,6 +143,7 @@ impl Shared {
             reroster: tokio::sync::Mutex::new(()),
             tombstones: Mutex::new(HashMap::new()),
             sessions: Mutex::new(Vec::new()),
+            max_subscriptions,
             closed,
         }))
     }
@@ -262,8 +269,24 @@ pub(crate) struct SessionState {
     legacy_peer: Mutex<Option<Peer<RoleServer>>>,
     legacy: Mutex<HashMap<String, Watch>>,
     listens: Mutex<HashMap<RequestId, Listen>>,
-    /// Feeds started by `accepted_subscription_filter`, each batch claimed by one `listen`.
-    prestarted: Mutex<Vec<Prestarted>>,
+    /// Feeds started by `accepted_subscription_filter`, by the task of the listen request
+    /// (rmcp calls the filter and then `listen` in the one task serving that request).
+    prestarted: Mutex<Vec<(Option<tokio::task::Id>, Prestarted)>>,
+}
+
+impl SessionState {
+    /// URIs watched now, over legacy subscriptions and every open listen.
+    fn watched(&self) -> usize {
+        let legacy = self.legacy.lock().unwrap_or_else(unpoison).len();
+        let listens: usize = self
+            .listens
+            .lock()
+            .unwrap_or_else(unpoison)
+            .values()
+            .map(|l| l.watches.len())
+            .sum();
+        legacy + listens
+    }
 }
 
 impl SessionState {
@@ -456,6 +479,15 @@ fn unknown_resource(uri: &str) -> ErrorData {
     )
 }
 
+fn too_many(limit: usize) -> ErrorData {
+    ErrorData::invalid_request(
+        branded(&format!(
+            "this session already watches {limit} URIs, the most it may (the server's limit on subscriptions per session) — unsubscribe from some first"
+        )),
+        Some(serde_json::json!({ "limit": limit })),
+    )
+}
+
 fn read_error(uri: &str, f: Failure) -> ErrorData {
     let message = branded(&format!("{uri}: {}", f.message));
     match f.kind {
@@ -477,6 +509,26 @@ impl Session {
                 None => unknown_resource(uri),
             }),
         }
+    }
+
+    /// Resolves `uri` for a subscription: the same refusals as `resources/read` (an unknown
+    /// URI; an item id its collection's key type does not spell canonically), but an absent
+    /// item is a valid address (a subscription hears it appear) and a link that is down does
+    /// not refuse (the watch re-attaches).
+    async fn resolve_watchable(
+        &self,
+        uri: &str,
+    ) -> Result<(Arc<Generation>, ResourceEntry, Option<String>), ErrorData> {
+        let (generation, entry, item) = self.resolve(uri)?;
+        if let Some(id) = &item
+            && let Ok(lease) = generation.link.lease().await
+            && let Ok(dispatch) = lease.bundle.dispatch_for(entry.owner.as_deref())
+            && let Err(f) = dispatch.read_item(entry.member, id).await
+            && matches!(f.kind, FailureKind::InvalidInput { .. })
+        {
+            return Err(read_error(uri, f));
+        }
+        Ok((generation, entry, item))
     }
 
     async fn run_tool(
@@ -591,9 +643,18 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let uri = request.uri;
-        let (generation, entry, item) = self.resolve(&uri)?;
+        let limit = self.shared.max_subscriptions;
+        let held = |state: &SessionState| state.legacy.lock().unwrap_or_else(unpoison).contains_key(&uri);
+        if !held(&self.state) && self.state.watched() >= limit {
+            return Err(too_many(limit));
+        }
+        let (generation, entry, item) = self.resolve_watchable(&uri).await?;
         let notifier = Notifier::Legacy(context.peer.clone());
         let watch = open_watch(generation, entry, item, uri.clone(), notifier).await;
+        // Checked again: subscriptions answered meanwhile count too.
+        if !held(&self.state) && self.state.watched() >= limit {
+            return Err(too_many(limit));
+        }
         self.state
             .legacy
             .lock()
@@ -630,7 +691,11 @@ impl ServerHandler for Session {
                 Some((uri.clone(), generation.clone(), entry, item, started))
             })
             .collect();
-        self.state.prestarted.lock().unwrap_or_else(unpoison).push(batch);
+        self.state
+            .prestarted
+            .lock()
+            .unwrap_or_else(unpoison)
+            .push((tokio::task::try_id(), batch));
         Some(requested.clone())
     }
 
@@ -644,14 +709,17 @@ impl ServerHandler for Session {
             .flatten()
             .collect();
         let mut prestarted: Prestarted = {
-            // Claim the batch started for this request (same URIs; the oldest such batch).
+            // Claim the batch started in this task, whatever the fate of its URIs: a refused
+            // listen drops it, so no feed outlives the request that opened it.
+            let task = tokio::task::try_id();
             let mut batches = self.state.prestarted.lock().unwrap_or_else(unpoison);
-            let mine = batches.iter().position(|b| {
-                let uris: Vec<&String> = b.iter().map(|(u, ..)| u).collect();
-                wanted.iter().all(|w| uris.contains(w))
-            });
-            mine.map(|i| batches.remove(i)).unwrap_or_default()
+            let mine = batches.iter().position(|(t, _)| task.is_some() && *t == task);
+            mine.map(|i| batches.remove(i).1).unwrap_or_default()
         };
+        let limit = self.shared.max_subscriptions;
+        if self.state.watched() + wanted.len() > limit {
+            return Err(too_many(limit));
+        }
         let mut watches = HashMap::new();
         for uri in wanted {
             let notifier = Notifier::Listen(sink.clone());
@@ -659,11 +727,12 @@ impl ServerHandler for Session {
             let watch = match found {
                 Some(i) => {
                     let (uri, generation, entry, item, started) = prestarted.swap_remove(i);
+                    self.resolve_watchable(&uri).await?;
                     let first = started.finish().await;
                     watch_from(first, generation, entry, item, uri, notifier)
                 }
                 None => {
-                    let (generation, entry, item) = self.resolve(uri)?;
+                    let (generation, entry, item) = self.resolve_watchable(uri).await?;
                     open_watch(generation, entry, item, uri.clone(), notifier).await
                 }
             };

@@ -38,12 +38,21 @@ pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
 pub use generation::CompositionError;
-pub use handler::{ClientFactory, Instructions};
+pub use handler::{ClientFactory, Instructions, MAX_SUBSCRIPTIONS};
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use results::{BRAND, branded, normalize};
 pub use static_bundle::Roster;
+
+/// The stdio transport's pure parts, for fuzzing and tests: how a line is decoded (and what it
+/// is answered when it is no request), and the bounds.
+#[doc(hidden)]
+pub mod __transport {
+    pub use super::transport::{
+        CLOSE_STALL, Decoded, IN_FLIGHT, Kind, MAX_LINE, Outline, decode_line, outline,
+    };
+}
 #[doc(hidden)]
 pub use static_bundle::{
     StaticBundle as __StaticBundle, check_static_bundle as __check_static_bundle,
@@ -70,6 +79,7 @@ pub struct McpServer {
     root_tools: RootTools,
     factory: Option<Factory>,
     profile: SchemaProfile,
+    max_subscriptions: usize,
 }
 
 impl McpServer {
@@ -83,7 +93,17 @@ impl McpServer {
             root_tools: RootTools::new(),
             factory: None,
             profile: SchemaProfile::Portable,
+            max_subscriptions: MAX_SUBSCRIPTIONS,
         }
+    }
+
+    /// How many URIs one session may watch at once, legacy `resources/subscribe` and the URIs
+    /// of its `subscriptions/listen` streams together (default [`MAX_SUBSCRIPTIONS`]). One
+    /// more is refused with -32600 and a sentence naming the limit; re-subscribing a URI the
+    /// session already holds costs nothing.
+    pub fn max_subscriptions(mut self, limit: usize) -> Self {
+        self.max_subscriptions = limit;
+        self
     }
 
     /// The `instructions` hosts read at `initialize` / `server/discover`.
@@ -167,7 +187,14 @@ impl McpServer {
             root_tools: self.root_tools,
             profile: self.profile,
         };
-        let shared = Shared::boot(self.identity, self.instructions, fixed, self.siblings, factory)?;
+        let shared = Shared::boot(
+            self.identity,
+            self.instructions,
+            fixed,
+            self.siblings,
+            factory,
+            self.max_subscriptions,
+        )?;
         Ok(ServedMcp { shared })
     }
 }
@@ -229,9 +256,14 @@ impl ServedMcp {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let session = self.shared.open_session();
-        let running = session
-            .serve_with_ct((reader, writer), self.shared.closed.child_token())
+        // The same transport as stdio: every hostile line answered, the in-flight bound kept.
+        let running = self
+            .shared
+            .open_session()
+            .serve_with_ct(
+                transport::FastTransport::new(reader, writer),
+                self.shared.closed.child_token(),
+            )
             .await
             .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;
         Ok(Connection { running })
@@ -248,16 +280,7 @@ impl ServedMcp {
         let (reader, writer) =
             stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
         // Method-first parsing, batched writes and a bound on requests in flight: see transport.rs.
-        let running = self
-            .shared
-            .open_session()
-            .serve_with_ct(
-                transport::FastTransport::new(reader, writer),
-                self.shared.closed.child_token(),
-            )
-            .await
-            .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;
-        Connection { running }.waiting().await
+        self.serve(reader, writer).await?.waiting().await
     }
 
     /// Replaces the siblings whole (the core and root tools never move): re-composes, swaps

@@ -1,137 +1,521 @@
-//! A stdio transport for rmcp's service loop — what `surface-runtime`'s `serve_stdio` hands
-//! rmcp instead of an `(AsyncRead, AsyncWrite)` pair (see BENCHMARKS.md). Three changes against
-//! rmcp's `AsyncRwTransport`, and its wire behaviour kept:
+//! A stdio transport for rmcp's service loop — what `surface-runtime` hands rmcp for stdio and
+//! for any `(AsyncRead, AsyncWrite)` pair instead of rmcp's `AsyncRwTransport` (see
+//! BENCHMARKS.md). Against rmcp's transport:
 //!
-//! - method-first parsing: peek at `method`, and parse a `tools/call` line straight into
+//! - method-first parsing: a `tools/call` line is parsed straight into
 //!   `JsonRpcRequest<CallToolRequest>` (rmcp's own deserializer, `_meta` and all) instead of
 //!   through the 22-variant untagged `ClientRequest`, which fails 13 variants first, each
 //!   building a formatted serde error; every other line takes rmcp's generic parse;
 //! - batched writes: `send` serializes on the caller's task and queues the bytes; one writer
-//!   task writes everything queued with one `write_all`;
-//! - bounded in flight: `receive` takes a permit per request and each answer gives one back,
-//!   so a client that pipelines thousands of calls cannot make the server buffer them all.
+//!   task writes everything queued with one write;
+//! - bounded in flight: `receive` takes a permit per request and gives it back once the answer
+//!   is *written* (or the request was cancelled while in flight), so a client that pipelines
+//!   thousands of calls without reading cannot make the server buffer their answers. Only a
+//!   request in flight gives a permit back: cancelling an unknown or answered id gives none,
+//!   and a second request reusing an id in flight is refused;
+//! - every line that is not a notification is answered: a line that is not JSON gets -32700
+//!   with `"id": null`; JSON that is not a JSON-RPC request gets -32600, carrying the request's
+//!   `id` whenever it had a usable one; valid JSON serde cannot hold (a number like `1e400`,
+//!   nesting deeper than 128) gets -32700 with its `id`; a line over [`MAX_LINE`] bytes gets
+//!   -32600 with its `id` when the id came before the cut. [`decode_line`] decides all of it and
+//!   is a pure function (fuzzed);
+//! - no answer is lost at EOF: at the end of input, `receive` reports the end only once every
+//!   request in flight has been answered (long-lived `subscriptions/listen` streams excepted),
+//!   and `close` waits for the writer as long as it makes progress — a slow reader gets every
+//!   answer whole; only a writer stalled for [`CLOSE_STALL`] is abandoned.
 //!
 //! Kept from `AsyncRwTransport`: a UTF-8 BOM and a trailing CR are stripped, empty lines
-//! skipped, input that is not JSON ignored, JSON that is not a JSON-RPC message answered with
-//! -32600 `Invalid request` (`id: null`) unless it carries no `id` (rmcp also drops the
-//! non-standard notifications; this drops every unparsable notification), lines over 16 MiB
-//! dropped. And `close` waits for the writer: rmcp drains the answers of in-flight requests at
-//! EOF through `send` and then calls `close`, so a writer still behind a slow reader must finish
-//! before the process may exit (a no-op `close` lost 80 % of 2,000 answers piped to a slow
-//! reader).
+//! skipped. This file depends on rmcp, serde, serde_json and tokio only: the benchmarks include
+//! it as is.
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData, JsonRpcMessage,
-    JsonRpcRequest, ServerJsonRpcMessage,
+    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcRequest,
+    RequestId, ServerJsonRpcMessage,
 };
 use rmcp::transport::Transport;
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-const IN_FLIGHT: usize = 512;
+/// Requests one connection may have in flight (received, answer not yet written).
+pub const IN_FLIGHT: usize = 512;
 const BATCH: usize = 256 * 1024;
-const MAX_LINE: usize = 16 * 1024 * 1024;
-/// How long `close` waits for queued answers to reach a reader (rmcp's own EOF drain is 5 s).
-const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// The longest line read; a longer one is answered -32600 and skipped.
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// How long `close` lets a writer make no progress before abandoning the answers still queued
+/// (a reader that never reads again, with its end of the pipe open).
+pub const CLOSE_STALL: Duration = Duration::from_secs(30);
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+
+/// One queued write: the bytes, and whether writing them gives a request permit back.
+struct Frame {
+    bytes: Vec<u8>,
+    permit: bool,
+}
+
 /// `receive` is cancel-safe (rmcp's loop selects on it): bytes read stay in `buf`, a parsed
-/// message waiting for its permit stays in `pending`, an owed -32600 stays in `invalid`.
+/// message waiting for its permit stays in `pending`, owed error answers stay in `owed`.
 pub(crate) struct FastTransport<R> {
     reader: R,
     buf: Vec<u8>,
     start: usize,
     /// Dropping the rest of an oversized line.
     skipping: bool,
+    eof: bool,
     pending: Option<ClientJsonRpcMessage>,
-    invalid: bool,
-    tx: Option<mpsc::Sender<Vec<u8>>>,
+    /// Error answers the transport owes, each waiting for a permit.
+    owed: VecDeque<Vec<u8>>,
+    /// Requests received and not yet answered, and whether each is a listen stream.
+    in_flight: HashMap<RequestId, bool>,
+    tx: Option<mpsc::UnboundedSender<Frame>>,
     writer: Option<JoinHandle<()>>,
+    written: Arc<AtomicU64>,
     permits: Arc<Semaphore>,
 }
 
 impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     pub(crate) fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W) -> Self {
-        let (tx, rx) = mpsc::channel(IN_FLIGHT * 2);
+        // Unbounded, yet bounded: every answer holds a permit until written, and notifications
+        // are debounced per subscription, whose number is capped per session.
+        let (tx, rx) = mpsc::unbounded_channel();
+        let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+        let written = Arc::new(AtomicU64::new(0));
         FastTransport {
             reader,
             buf: Vec::with_capacity(64 * 1024),
             start: 0,
             skipping: false,
+            eof: false,
             pending: None,
-            invalid: false,
+            owed: VecDeque::new(),
+            in_flight: HashMap::new(),
             tx: Some(tx),
-            writer: Some(tokio::spawn(write_batches(rx, writer))),
-            permits: Arc::new(Semaphore::new(IN_FLIGHT)),
+            writer: Some(tokio::spawn(write_batches(
+                rx,
+                writer,
+                permits.clone(),
+                written.clone(),
+            ))),
+            written,
+            permits,
         }
     }
 }
 
-async fn write_batches<W: AsyncWrite + Unpin>(mut rx: mpsc::Receiver<Vec<u8>>, mut out: W) {
+async fn write_batches<W: AsyncWrite + Unpin>(
+    mut rx: mpsc::UnboundedReceiver<Frame>,
+    mut out: W,
+    permits: Arc<Semaphore>,
+    written: Arc<AtomicU64>,
+) {
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(first) = rx.recv().await {
         batch.clear();
-        batch.extend_from_slice(&first);
+        batch.extend_from_slice(&first.bytes);
+        let mut released = usize::from(first.permit);
         while batch.len() < BATCH {
             match rx.try_recv() {
-                Ok(more) => batch.extend_from_slice(&more),
+                Ok(more) => {
+                    batch.extend_from_slice(&more.bytes);
+                    released += usize::from(more.permit);
+                }
                 Err(_) => break,
             }
         }
-        if out.write_all(&batch).await.is_err() || out.flush().await.is_err() {
+        let mut rest = &batch[..];
+        let mut failed = false;
+        while !rest.is_empty() {
+            match out.write(rest).await {
+                Ok(0) | Err(_) => {
+                    failed = true;
+                    break;
+                }
+                Ok(n) => {
+                    rest = &rest[n..];
+                    written.fetch_add(n as u64, Ordering::Relaxed);
+                }
+            }
+        }
+        if failed || out.flush().await.is_err() {
+            // Nobody reads any more: end `receive` rather than let it wait for permits.
+            permits.close();
             return;
         }
+        permits.add_permits(released);
     }
 }
 
-#[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(borrow, default)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-}
-
+/// What one input line is, decided without any state: [`decode_line`]'s answer.
 #[allow(clippy::large_enum_variant)] // a transient return value
-enum Parsed {
+#[derive(Debug)]
+pub enum Decoded {
+    /// A JSON-RPC message for rmcp.
     Message(ClientJsonRpcMessage),
-    /// Not JSON, or a notification that did not parse: nothing to answer.
+    /// Nothing to answer: an empty line, or a notification that did not parse.
     Ignore,
-    /// JSON with an `id` that is no JSON-RPC message: -32600.
-    Invalid,
+    /// An error answer to write back (one line, newline included).
+    Refuse(Vec<u8>),
 }
 
-fn syntax(e: &serde_json::Error) -> bool {
+/// Decodes one line (without its newline): a message, nothing, or the error answer it is owed.
+///
+/// ```
+/// use surface_runtime::mcp::__transport::{Decoded, decode_line};
+/// let Decoded::Refuse(answer) = decode_line(br#"{"jsonrpc":"2.0","id":3}"#) else { panic!() };
+/// let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+/// assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (3.into(), (-32600).into()));
+/// assert!(matches!(decode_line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Decoded::Message(_)));
+/// ```
+pub fn decode_line(line: &[u8]) -> Decoded {
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.trim_ascii().is_empty() {
+        return Decoded::Ignore;
+    }
+    if tools_call(line)
+        && let Ok(r) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line)
+    {
+        return Decoded::Message(JsonRpcMessage::request(ClientRequest::from(r.request), r.id));
+    }
+    let parsed = serde_json::from_slice::<ClientJsonRpcMessage>(line);
+    if let Ok(m) = &parsed
+        && !matches!(m, JsonRpcMessage::Notification(_))
+    {
+        return Decoded::Message(parsed.expect("checked"));
+    }
+    // A notification, or no message: the outline tells a request with a bad `id` (which rmcp
+    // may have read as a notification) from a true notification.
+    let outline = outline(line);
+    if !outline.complete {
+        return Decoded::Refuse(error_answer(
+            None,
+            PARSE_ERROR,
+            "Parse error: the line is not JSON",
+        ));
+    }
+    match (outline.kind, outline.id, parsed) {
+        (Kind::Object, None, Ok(m)) => Decoded::Message(m),
+        (Kind::Object, None, Err(_)) if outline.method.is_some() => Decoded::Ignore,
+        (Kind::Object, Some(id), Ok(_)) => Decoded::Refuse(error_answer(
+            Some(id),
+            INVALID_REQUEST,
+            "Invalid request: `id` must be a string or an integer",
+        )),
+        (Kind::Object, id, Err(e)) if is_syntax(&e) => {
+            Decoded::Refuse(error_answer(id, PARSE_ERROR, &format!("Parse error: {e}")))
+        }
+        (Kind::Object, id, Err(e)) => Decoded::Refuse(error_answer(
+            id,
+            INVALID_REQUEST,
+            &format!("Invalid request: {e}"),
+        )),
+        (Kind::Array, ..) => Decoded::Refuse(error_answer(
+            None,
+            INVALID_REQUEST,
+            "Invalid request: JSON-RPC batches are not supported",
+        )),
+        _ => Decoded::Refuse(error_answer(
+            None,
+            INVALID_REQUEST,
+            "Invalid request: not a JSON-RPC message",
+        )),
+    }
+}
+
+/// Whether the line names `tools/call` at its top level (cheap: no allocation).
+fn tools_call(line: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Peek>(line).is_ok_and(|p| p.method.as_deref() == Some("tools/call"))
+}
+
+fn is_syntax(e: &serde_json::Error) -> bool {
     matches!(
         e.classify(),
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof
     )
 }
 
-fn parse(line: &[u8]) -> Parsed {
-    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
-    let peek = match serde_json::from_slice::<Peek>(line) {
-        Ok(p) => p,
-        Err(e) if syntax(&e) => return Parsed::Ignore,
-        Err(_) => return Parsed::Invalid, // JSON, but not an object
+/// `{"jsonrpc":"2.0","id":…,"error":{…}}` and a newline. `id` is echoed when it is a string or
+/// a number as written, else `null` (JSON-RPC 2.0: the id is null when it cannot be read).
+fn error_answer(id: Option<&[u8]>, code: i32, message: &str) -> Vec<u8> {
+    let id = match id {
+        Some(raw @ [b'"' | b'-' | b'0'..=b'9', ..]) => raw,
+        _ => b"null",
     };
-    if peek.method.as_deref() == Some("tools/call")
-        && let Ok(r) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line)
-    {
-        return Parsed::Message(JsonRpcMessage::request(ClientRequest::from(r.request), r.id));
+    let mut out = Vec::with_capacity(64 + id.len() + message.len());
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id);
+    out.extend_from_slice(format!(",\"error\":{{\"code\":{code},\"message\":").as_bytes());
+    out.extend_from_slice(
+        serde_json::to_string(message)
+            .unwrap_or_else(|_| "\"error\"".into())
+            .as_bytes(),
+    );
+    out.extend_from_slice(b"}}\n");
+    out
+}
+
+/// The top-level shape of a JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `{…}`
+    Object,
+    /// `[…]`
+    Array,
+    /// A string, number, `true`, `false` or `null`.
+    Scalar,
+    /// Not a JSON value (or nothing).
+    Invalid,
+}
+
+/// What [`outline`] found at the top level of a JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outline<'a> {
+    /// The top-level shape.
+    pub kind: Kind,
+    /// The whole text is one valid JSON value (whitespace around it allowed).
+    pub complete: bool,
+    /// The raw text of the top-level object's first `"id"` value, if one was read whole.
+    pub id: Option<&'a [u8]>,
+    /// The raw text of its first `"method"` value, likewise.
+    pub method: Option<&'a [u8]>,
+}
+
+/// Outlines a JSON text without building it and without recursion (nesting depth costs
+/// memory proportional to it, never stack): validates its syntax and picks out the top-level
+/// `id` and `method`. On a text cut short (a prefix of an oversized line) it still answers what
+/// it read before the cut.
+///
+/// ```
+/// use surface_runtime::mcp::__transport::{Kind, outline};
+/// let o = outline(br#"{"jsonrpc":"2.0","id":7,"params":{"#);
+/// assert_eq!((o.kind, o.complete, o.id), (Kind::Object, false, Some(&b"7"[..])));
+/// ```
+pub fn outline(text: &[u8]) -> Outline<'_> {
+    let mut c = Cursor { s: text, i: 0 };
+    let mut o = Outline {
+        kind: Kind::Invalid,
+        complete: false,
+        id: None,
+        method: None,
+    };
+    c.ws();
+    let body = match c.peek() {
+        Some(b'{') => {
+            o.kind = Kind::Object;
+            c.members(&mut o)
+        }
+        Some(b'[') => {
+            o.kind = Kind::Array;
+            c.value()
+        }
+        Some(_) => {
+            o.kind = Kind::Scalar;
+            c.value()
+        }
+        None => None,
+    };
+    if body.is_none() {
+        if o.kind == Kind::Scalar {
+            o.kind = Kind::Invalid;
+        }
+        return o;
     }
-    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-        Ok(m) => Parsed::Message(m),
-        Err(e) if syntax(&e) || peek.id.is_none() => Parsed::Ignore,
-        Err(_) => Parsed::Invalid,
+    c.ws();
+    o.complete = c.i == text.len();
+    o
+}
+
+/// A byte cursor; every step answers `None` on invalid or missing input.
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.i += 1;
+        Some(b)
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn expect(&mut self, b: u8) -> Option<()> {
+        (self.next()? == b).then_some(())
+    }
+
+    /// The top-level object, noting its `id` and `method`.
+    fn members(&mut self, o: &mut Outline<'a>) -> Option<()> {
+        self.expect(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key_start = self.i;
+            self.string()?;
+            let key = &self.s[key_start..self.i];
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            let value_start = self.i;
+            self.value()?;
+            let value = &self.s[value_start..self.i];
+            match key {
+                b"\"id\"" if o.id.is_none() => o.id = Some(value),
+                b"\"method\"" if o.method.is_none() => o.method = Some(value),
+                _ => {}
+            }
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// One value of any depth, iteratively: `stack` holds `true` per open object.
+    fn value(&mut self) -> Option<()> {
+        let mut stack: Vec<bool> = Vec::new();
+        loop {
+            self.ws();
+            match self.peek()? {
+                open @ (b'{' | b'[') => {
+                    self.i += 1;
+                    self.ws();
+                    let object = open == b'{';
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek()? != close {
+                        stack.push(object);
+                        if object {
+                            self.key()?;
+                        }
+                        continue;
+                    }
+                    self.i += 1;
+                }
+                b'"' => self.string()?,
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                b'-' | b'0'..=b'9' => self.number()?,
+                _ => return None,
+            }
+            // After a value: close what ends here, or go on after a comma.
+            loop {
+                let Some(&object) = stack.last() else {
+                    return Some(());
+                };
+                self.ws();
+                match self.next()? {
+                    b',' => {
+                        if object {
+                            self.ws();
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    b'}' if object => {
+                        stack.pop();
+                    }
+                    b']' if !object => {
+                        stack.pop();
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// `"key"` and its colon.
+    fn key(&mut self) -> Option<()> {
+        self.string()?;
+        self.ws();
+        self.expect(b':')
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i.checked_add(word.len())?;
+        (self.s.get(self.i..end)? == word).then(|| self.i = end)
+    }
+
+    fn string(&mut self) -> Option<()> {
+        self.expect(b'"')?;
+        loop {
+            match self.next()? {
+                b'"' => return Some(()),
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'u' => {
+                        for _ in 0..4 {
+                            if !self.next()?.is_ascii_hexdigit() {
+                                return None;
+                            }
+                        }
+                    }
+                    _ => return None,
+                },
+                0..=0x1f => return None,
+                _ => {}
+            }
+        }
+    }
+
+    fn digits(&mut self) -> Option<()> {
+        if !self.next()?.is_ascii_digit() {
+            return None;
+        }
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.i += 1;
+        }
+        Some(())
+    }
+
+    fn number(&mut self) -> Option<()> {
+        if self.peek()? == b'-' {
+            self.i += 1;
+        }
+        if self.peek()? == b'0' {
+            self.i += 1;
+        } else {
+            self.digits()?;
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            self.digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            self.digits()?;
+        }
+        Some(())
     }
 }
 
@@ -145,6 +529,58 @@ fn closed() -> io::Error {
     io::Error::from(io::ErrorKind::BrokenPipe)
 }
 
+impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
+    /// The next complete line's decoding, reading as needed; `None` at the end of input.
+    async fn next_line(&mut self) -> Option<Decoded> {
+        loop {
+            let Some(end) = self.buf[self.start..].iter().position(|&b| b == b'\n') else {
+                self.buf.drain(..self.start);
+                self.start = 0;
+                if self.eof {
+                    // A last line without its newline still counts.
+                    let rest = std::mem::take(&mut self.buf);
+                    if std::mem::take(&mut self.skipping) || rest.is_empty() {
+                        return None;
+                    }
+                    return Some(decode_line(&rest));
+                }
+                if self.buf.len() > MAX_LINE {
+                    // Too long: answer it (with its id, if the id came before the cut), drop
+                    // it and everything up to its newline.
+                    let answer = (!self.skipping).then(|| oversized(&self.buf));
+                    self.buf.clear();
+                    self.skipping = true;
+                    if let Some(answer) = answer {
+                        return Some(answer);
+                    }
+                }
+                self.buf.reserve(64 * 1024);
+                // read_buf is cancel-safe: bytes read are in `buf`, or nothing was read.
+                match self.reader.read_buf(&mut self.buf).await {
+                    Ok(0) | Err(_) => self.eof = true,
+                    Ok(_) => {}
+                }
+                continue;
+            };
+            let line = &self.buf[self.start..self.start + end];
+            self.start += end + 1;
+            if std::mem::take(&mut self.skipping) {
+                continue;
+            }
+            return Some(decode_line(line));
+        }
+    }
+}
+
+fn oversized(prefix: &[u8]) -> Decoded {
+    let prefix = prefix.strip_prefix(UTF8_BOM).unwrap_or(prefix);
+    Decoded::Refuse(error_answer(
+        outline(prefix).id,
+        INVALID_REQUEST,
+        &format!("Invalid request: the line is longer than {MAX_LINE} bytes"),
+    ))
+}
+
 impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransport<R> {
     type Error = io::Error;
 
@@ -152,83 +588,179 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        let answer = matches!(item, JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_));
-        let bytes = frame(&item);
-        let tx = self.tx.clone();
-        let permits = self.permits.clone();
-        async move {
-            tx.ok_or_else(closed)?.send(bytes?).await.map_err(|_| closed())?;
-            if answer {
-                permits.add_permits(1);
-            }
-            Ok(())
+        // Decided here, in the serve loop's order: an answer to a request in flight returns
+        // its permit once written; any other message returns none.
+        let id = match &item {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        let permit = id.is_some_and(|id| self.in_flight.remove(id).is_some());
+        let sent = match (frame(&item), &self.tx) {
+            (Ok(bytes), Some(tx)) => tx.send(Frame { bytes, permit }).map_err(|_| closed()),
+            (Ok(_), None) => Err(closed()),
+            (Err(e), _) => Err(e),
+        };
+        if sent.is_err() && permit {
+            self.permits.add_permits(1);
         }
+        std::future::ready(sent)
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            if self.invalid {
-                let error = JsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), None);
-                // mpsc `send` is cancel-safe: cancelled, nothing was sent and the flag stays.
-                self.tx.as_ref()?.send(frame(&error).ok()?).await.ok()?;
-                self.invalid = false;
+            while !self.owed.is_empty() {
+                // Cancel-safe: cancelled while waiting, the answer stays owed.
+                self.permits.acquire().await.ok()?.forget();
+                let bytes = self.owed.pop_front()?;
+                self.tx.as_ref()?.send(Frame { bytes, permit: true }).ok()?;
             }
-            if self.pending.is_none() {
-                let Some(end) = self.buf[self.start..].iter().position(|&b| b == b'\n') else {
-                    self.buf.drain(..self.start);
-                    self.start = 0;
-                    if self.buf.len() > MAX_LINE {
-                        // Too long: drop it and everything up to its newline.
-                        self.buf.clear();
-                        self.skipping = true;
+            if let Some(message) = &self.pending {
+                match message {
+                    JsonRpcMessage::Request(r) => {
+                        if self.in_flight.contains_key(&r.id) {
+                            let id = serde_json::to_vec(&r.id).ok();
+                            self.owed.push_back(error_answer(
+                                id.as_deref(),
+                                INVALID_REQUEST,
+                                "Invalid request: a request with this id is already in flight",
+                            ));
+                            self.pending = None;
+                            continue;
+                        }
+                        self.permits.acquire().await.ok()?.forget();
+                        let listen = matches!(r.request, ClientRequest::SubscriptionsListenRequest(_));
+                        self.in_flight.insert(r.id.clone(), listen);
                     }
-                    self.buf.reserve(64 * 1024);
-                    // read_buf is cancel-safe: bytes read are in `buf`, or nothing was read.
-                    if self.reader.read_buf(&mut self.buf).await.ok()? == 0 {
-                        return None;
+                    // rmcp drops the answer of a request cancelled in flight: its permit
+                    // comes back now. An unknown or answered id gives nothing back.
+                    JsonRpcMessage::Notification(n) => {
+                        if let ClientNotification::CancelledNotification(c) = &n.notification
+                            && let Some(id) = &c.params.request_id
+                            && self.in_flight.remove(id).is_some()
+                        {
+                            self.permits.add_permits(1);
+                        }
                     }
-                    continue;
-                };
-                let line = &self.buf[self.start..self.start + end];
-                self.start += end + 1;
-                if std::mem::take(&mut self.skipping) {
-                    continue;
+                    _ => {}
                 }
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                if line.trim_ascii().is_empty() {
-                    continue;
-                }
-                match parse(line) {
-                    Parsed::Message(m) => self.pending = Some(m),
-                    Parsed::Ignore => continue,
-                    Parsed::Invalid => {
-                        self.invalid = true;
-                        continue;
+                return self.pending.take();
+            }
+            match self.next_line().await {
+                Some(Decoded::Message(m)) => self.pending = Some(m),
+                Some(Decoded::Ignore) => {}
+                Some(Decoded::Refuse(answer)) => self.owed.push_back(answer),
+                None => {
+                    // The end of input: report it once every call in flight is answered, so
+                    // rmcp's bounded drain never cuts one off. (An answer arriving cancels
+                    // this wait in rmcp's select; the next `receive` looks again.)
+                    if self.in_flight.values().any(|listen| !listen) {
+                        std::future::pending::<()>().await;
                     }
+                    return None;
                 }
             }
-            match self.pending.as_ref()? {
-                JsonRpcMessage::Request(_) => self.permits.acquire().await.ok()?.forget(),
-                // rmcp drops the answer of a cancelled request: give its permit back.
-                JsonRpcMessage::Notification(n)
-                    if matches!(n.notification, ClientNotification::CancelledNotification(_)) =>
-                {
-                    self.permits.add_permits(1)
-                }
-                _ => {}
-            }
-            return self.pending.take();
         }
     }
 
-    /// Stops taking answers and waits until the writer has written every queued one.
+    /// Stops taking answers and waits until the writer has written every queued one, as long
+    /// as it makes progress.
     async fn close(&mut self) -> Result<(), io::Error> {
         drop(self.tx.take());
-        if let Some(mut writer) = self.writer.take()
-            && tokio::time::timeout(CLOSE_WAIT, &mut writer).await.is_err()
-        {
-            writer.abort();
+        if let Some(mut writer) = self.writer.take() {
+            let mut seen = self.written.load(Ordering::Relaxed);
+            while tokio::time::timeout(CLOSE_STALL, &mut writer).await.is_err() {
+                let now = self.written.load(Ordering::Relaxed);
+                if now == seen {
+                    writer.abort();
+                    break;
+                }
+                seen = now;
+            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(line: &[u8]) -> serde_json::Value {
+        match decode_line(line) {
+            Decoded::Refuse(bytes) => serde_json::from_slice(&bytes).expect("an answer is JSON"),
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    #[test]
+    fn outline_validates_without_recursion() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(outline(deep.as_bytes()).complete);
+        let cut = format!("{}{}", "[".repeat(10), "]".repeat(9));
+        assert!(!outline(cut.as_bytes()).complete);
+        let texts: [(&[u8], bool); 14] = [
+            (b"{\"a\":}", false),
+            (b"01", false),
+            (b"1.", false),
+            (b"-", false),
+            (b"\"\x01\"", false),
+            (b"tru", false),
+            (b"{\"a\" 1}", false),
+            (b"[1,]", false),
+            (b"1 2", false),
+            (b" {\"a\":[1,{\"b\":null}],\"c\":\"\\u00e9\"} ", true),
+            (b"-0.5e+3", true),
+            (b"[]", true),
+            (b"{}", true),
+            (b"\"x\"", true),
+        ];
+        for (text, complete) in texts {
+            assert_eq!(
+                outline(text).complete,
+                complete,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
+    #[test]
+    fn every_refusal_names_the_id_it_could_read() {
+        let cases: [(&[u8], serde_json::Value, i32); 7] = [
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":7,\"params\":{",
+                serde_json::Value::Null,
+                PARSE_ERROR,
+            ),
+            (b"[]", serde_json::Value::Null, INVALID_REQUEST),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",
+                serde_json::Value::Null,
+                INVALID_REQUEST,
+            ),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x\",\"params\":{\"n\":1e400}}",
+                "a".into(),
+                PARSE_ERROR,
+            ),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":4}", 4.into(), INVALID_REQUEST),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":{\"x\":1},\"method\":\"ping\"}",
+                serde_json::Value::Null,
+                INVALID_REQUEST,
+            ),
+            (b"true", serde_json::Value::Null, INVALID_REQUEST),
+        ];
+        for (line, id, code) in cases {
+            let answer = refusal(line);
+            assert_eq!(answer.get("id"), Some(&id), "{answer}");
+            assert_eq!(answer["error"]["code"], code, "{answer}");
+        }
+        assert!(matches!(
+            decode_line(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":5}"),
+            Decoded::Ignore
+        ));
+        assert!(matches!(decode_line(b"  \r"), Decoded::Ignore));
     }
 }
