@@ -1,17 +1,18 @@
 //! Bounds a session or a member cannot outgrow: a stream's history, the feeds of a refused
 //! listen, subscriptions per session — over the ops example served in-process.
 
-mod common;
-
 #[allow(dead_code)]
 #[path = "../examples/ops.rs"]
 mod ops;
 
-use common::{Era, Heard, connect};
+mod common;
+
+use common::connect;
 use rmcp::model::SubscriptionFilter;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
+use surface::testing::{Era, Notice, TestClient};
 use surface::{STREAM_HISTORY, Stream};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -21,7 +22,7 @@ async fn a_stream_keeps_only_its_recent_history() {
         surface.log.push(format!("line {n}"));
     }
     let served = ops::mcp_server(surface.clone()).start().unwrap();
-    let client = connect(&served, Era::Legacy).await;
+    let client = TestClient::connect(&served, Era::Legacy).await;
     let log = client.read("surface://streams/log").await.unwrap();
     let lines = log.as_array().expect("a stream reads as its snapshot");
     assert_eq!(lines.len(), STREAM_HISTORY);
@@ -55,13 +56,13 @@ async fn settle(what: impl Fn() -> bool) -> bool {
 async fn a_refused_listen_lets_go_of_every_feed() {
     let surface = Arc::new(ops::Ops::new());
     let served = ops::mcp_server(surface.clone()).start().unwrap();
-    let mut client = connect(&served, Era::Modern).await;
+    let raw = connect(&served, common::Era::Modern).await;
     assert_eq!(surface.load.watchers(), 0);
     let filter = SubscriptionFilter::builder()
         .resource_subscription("surface://cells/load".to_owned())
         .resource_subscription("surface://cells/nope".to_owned())
         .build();
-    match client.service.listen(filter).await {
+    match raw.service.listen(filter).await {
         Err(e) => assert!(e.to_string().contains("surface://cells/nope"), "{e}"),
         Ok(mut sub) => {
             let ended = tokio::time::timeout(Duration::from_secs(5), sub.next())
@@ -81,13 +82,14 @@ async fn a_refused_listen_lets_go_of_every_feed() {
         surface.load.watchers()
     );
 
-    // A listen that resolves holds its feed; the session still works.
-    client.subscribe("surface://cells/load").await.unwrap();
+    // A listen that resolves holds its feed.
+    let client = TestClient::connect(&served, Era::Modern).await;
+    let mut notices = client.subscribe("surface://cells/load").await.unwrap();
     assert!(settle(|| surface.load.watchers() == 1).await);
     surface.load.update(|l| l.procs += 1);
     assert_eq!(
-        client.next_heard(3).await,
-        Some(Heard::Updated("surface://cells/load".into()))
+        notices.next().await,
+        Some(Notice::Updated("surface://cells/load".into()))
     );
 }
 
@@ -98,20 +100,16 @@ async fn the_subscription_limit_is_a_setting_and_covers_listens() {
         .max_subscriptions(2)
         .start()
         .unwrap();
-    for era in [Era::Legacy, Era::Modern] {
-        let client = connect(&served, era).await;
-        client.subscribe("surface://cells/load").await.unwrap();
-        client.subscribe("surface://streams/log").await.unwrap();
-        let refused = client.subscribe("surface://events/autosave").await;
-        let refused = match refused {
-            Err(e) => e.to_string(),
-            Ok(()) => {
-                let mut client = client;
-                match client.next_heard(5).await {
-                    Some(Heard::Ended(message)) => message,
-                    other => panic!("{era:?}: a third URI was accepted: {other:?}"),
-                }
-            }
+    for era in Era::ALL {
+        let client = TestClient::connect(&served, era).await;
+        let _load = client.subscribe("surface://cells/load").await.unwrap();
+        let _log = client.subscribe("surface://streams/log").await.unwrap();
+        let refused = match client.subscribe("surface://events/autosave").await {
+            Err(e) => e.message,
+            Ok(mut notices) => match notices.next().await {
+                Some(Notice::Ended(message)) => message,
+                other => panic!("{era:?}: a third URI was accepted: {other:?}"),
+            },
         };
         assert!(refused.contains("2 URIs"), "{era:?}: {refused}");
     }
