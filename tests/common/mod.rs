@@ -124,17 +124,22 @@ pub fn ops_binary() -> std::path::PathBuf {
     if let Some(path) = std::env::var_os("SURFACE_TEST_OPS") {
         return path.into();
     }
+    example_binary("ops")
+}
+
+/// The built example `name` (built first).
+pub fn example_binary(name: &str) -> std::path::PathBuf {
     let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--example", "ops"])
+        .args(["build", "--quiet", "--example", name])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .expect("cargo runs");
-    assert!(status.success(), "the ops example builds");
+    assert!(status.success(), "the {name} example builds");
     let deps = std::env::current_exe().unwrap();
     deps.parent()
         .unwrap()
         .parent()
         .unwrap()
         .join("examples")
-        .join("ops")
+        .join(name)
 }
