@@ -70,6 +70,8 @@ impl WireOptions {
     /// [`DEFAULT_MAX_IN_FLIGHT`](Self::DEFAULT_MAX_IN_FLIGHT), at least 1). When that many
     /// run, the server stops reading the connection until one is answered: a client that
     /// writes without reading backs up into its own socket, not into the server's memory.
+    /// What one connection can hold is then about `max_in_flight + reply_queue` answers: lower
+    /// both where answers are large (whole members of megabytes).
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
         self
