@@ -446,3 +446,44 @@ async fn a_bridged_call_to_a_silent_peer_times_out_with_a_sentence() {
         .count();
     assert_eq!(calls, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_nobody_reads_is_bounded_and_then_says_it_lagged() {
+    use futures::StreamExt;
+    let path = dir("lag").join("ops.sock");
+    let _daemon = Daemon::start(&path, "", &[]);
+    let connection = dial_unix_socket::<ops::Ops>(&path).await.unwrap();
+    let client = &connection.client;
+    let mut changes = client.processes().watch().await.unwrap();
+    // 1,000 changes while the watch is not read.
+    for i in 0..1000 {
+        client
+            .proc()
+            .spawn(ops::Spawn {
+                name: format!("p{i}"),
+            })
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (mut buffered, mut lagged, mut after) = (0u64, 0u64, 0u64);
+    while let Ok(Some(change)) = tokio::time::timeout(Duration::from_millis(500), changes.next()).await {
+        match change {
+            surface::Change::Lagged(n) => lagged += n,
+            _ if lagged == 0 => buffered += 1,
+            _ => after += 1,
+        }
+    }
+    assert!(lagged > 0, "{buffered} changes buffered and no Lagged");
+    assert!(
+        buffered <= surface::wire::DialOptions::DEFAULT_WATCH_BUFFER as u64,
+        "{buffered} changes buffered"
+    );
+    assert_eq!(
+        buffered + lagged + after,
+        1000,
+        "every change delivered or counted"
+    );
+    // The connection answers as before.
+    assert_eq!(client.load().get().await.unwrap().procs, 1002);
+}

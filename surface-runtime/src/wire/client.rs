@@ -4,7 +4,7 @@
 use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
-use crate::member::{ChangeStream, Write};
+use crate::member::{Change, ChangeStream, Write};
 use crate::spec::SurfaceSpec;
 use crate::surface::{Surface, SurfaceClient};
 use futures::future::BoxFuture;
@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 pub struct DialOptions {
     greeting_timeout: Duration,
     call_timeout: Duration,
+    watch_buffer: usize,
 }
 
 impl Default for DialOptions {
@@ -42,6 +43,7 @@ impl Default for DialOptions {
         DialOptions {
             greeting_timeout: Self::DEFAULT_GREETING_TIMEOUT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
+            watch_buffer: Self::DEFAULT_WATCH_BUFFER,
         }
     }
 }
@@ -51,6 +53,18 @@ impl DialOptions {
     pub const DEFAULT_GREETING_TIMEOUT: Duration = Duration::from_secs(10);
     /// Default of [`call_timeout`](Self::call_timeout): 30 s.
     pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default of [`watch_buffer`](Self::watch_buffer): 256 changes, as a served member's own
+    /// feed keeps.
+    pub const DEFAULT_WATCH_BUFFER: usize = 256;
+
+    /// How many changes of one watch wait for a consumer that has not read them (default
+    /// [`DEFAULT_WATCH_BUFFER`](Self::DEFAULT_WATCH_BUFFER), at least 1). Past that, changes
+    /// are dropped and counted, and once the consumer has read what was buffered it gets one
+    /// [`Change::Lagged`] with the count — re-read the member — as a local feed does.
+    pub fn watch_buffer(mut self, n: usize) -> Self {
+        self.watch_buffer = n.max(1);
+        self
+    }
 
     /// How long a dial waits for the served side's greeting (default
     /// [`DEFAULT_GREETING_TIMEOUT`](Self::DEFAULT_GREETING_TIMEOUT)).
@@ -160,7 +174,8 @@ struct Inner {
     lines: mpsc::UnboundedSender<String>,
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
-    watches: Mutex<HashMap<u64, mpsc::UnboundedSender<crate::member::Change>>>,
+    watches: Mutex<HashMap<u64, Feed>>,
+    watch_buffer: usize,
     closed: CloseSignal,
     call_timeout: Duration,
 }
@@ -278,7 +293,12 @@ impl Dispatch for SocketDispatch {
     }
     fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
         async move {
-            let (changes_tx, changes_rx) = mpsc::unbounded_channel();
+            let (changes_tx, changes_rx) = mpsc::channel(self.inner.watch_buffer);
+            let missed = Arc::new(AtomicU64::new(0));
+            let feed = Feed {
+                tx: changes_tx,
+                missed: missed.clone(),
+            };
             let (id, ack) = self.send(Request::Watch {
                 member: member.to_owned(),
             })?;
@@ -286,7 +306,7 @@ impl Dispatch for SocketDispatch {
                 .watches
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(id, changes_tx);
+                .insert(id, feed);
             let unregister = || {
                 self.inner
                     .watches
@@ -311,9 +331,26 @@ impl Dispatch for SocketDispatch {
                 inner: self.inner.clone(),
                 id,
             };
-            let stream = futures::stream::unfold((changes_rx, guard), |(mut rx, guard)| async move {
-                rx.recv().await.map(|c| (c, (rx, guard)))
-            });
+            let stream = futures::stream::unfold(
+                (changes_rx, missed, guard),
+                |(mut rx, missed, guard)| async move {
+                    let next = match rx.try_recv() {
+                        Ok(change) => Some(change),
+                        // Drained: changes dropped while it was full are owed as one `Lagged`,
+                        // after every change that came before them.
+                        Err(_) => match missed.swap(0, Ordering::AcqRel) {
+                            0 => match rx.recv().await {
+                                Some(change) => Some(change),
+                                None => Some(missed.swap(0, Ordering::AcqRel))
+                                    .filter(|n| *n > 0)
+                                    .map(Change::Lagged),
+                            },
+                            n => Some(Change::Lagged(n)),
+                        },
+                    };
+                    next.map(|c| (c, (rx, missed, guard)))
+                },
+            );
             Ok(stream.boxed())
         }
         .boxed()
@@ -324,6 +361,26 @@ impl Dispatch for SocketDispatch {
             input,
         })
         .boxed()
+    }
+}
+
+/// The local end of one watch: a bounded buffer, and how many changes it had no room for.
+struct Feed {
+    tx: mpsc::Sender<Change>,
+    missed: Arc<AtomicU64>,
+}
+
+impl Feed {
+    /// Buffers `change` unless the consumer has fallen [`DialOptions::watch_buffer`] behind:
+    /// then it is counted instead (and so is every change until the consumer has drained the
+    /// buffer and been told, with one [`Change::Lagged`], to re-read). Never blocks the
+    /// connection's reader, which answers every other request too.
+    fn offer(&self, change: Change) {
+        let full = self.missed.load(Ordering::Acquire) > 0
+            || matches!(self.tx.try_send(change), Err(mpsc::error::TrySendError::Full(_)));
+        if full {
+            self.missed.fetch_add(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -396,6 +453,7 @@ where
         watches: Mutex::new(HashMap::new()),
         closed: closed.clone(),
         call_timeout: options.call_timeout,
+        watch_buffer: options.watch_buffer,
     });
     let mut frames = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
     let greeting = tokio::time::timeout(options.greeting_timeout, frames.next()).await;
@@ -454,8 +512,8 @@ where
                         .watches
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner);
-                    if let Some(tx) = watches.get(&frame.id) {
-                        let _ = tx.send(c);
+                    if let Some(feed) = watches.get(&frame.id) {
+                        feed.offer(c);
                     }
                 }
                 reply => {
