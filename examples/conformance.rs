@@ -13,10 +13,12 @@
 //!   suite expects, but a tool cannot send progress or log notifications yet (a runtime gap).
 //! - `test_trigger_tool_change`: a root tool that rerosters (adds or drops a sibling), so every
 //!   session hears `tools/list_changed`.
-//! - resources, a template, subscribe/unsubscribe: a cell, a collection (whose items are the
-//!   template) and a watched cell, at the runtime's own `surface://` URIs; the suite's fixed
-//!   `test://…` URIs cannot be named by a surface.
-//! - audio, embedded resources, mixed content, prompts, completions, sampling, elicitation and
+//! - resources, a template, subscribe/unsubscribe: a text cell, a bytes cell served as a PNG
+//!   blob, a collection (whose items are the template) and a watched cell, each at the suite's
+//!   fixed `test://…` URI declared with a `ResourceForm`.
+//! - `test_audio_content` (`render = audio`), `test_embedded_resource` (a member read, embedded)
+//!   and `test_multiple_content_types` (text, picture, embedded resource and a link, with data).
+//! - prompts, completions, sampling, elicitation and
 //!   `input_required` results have no form in a surface: see the expected-failures file.
 
 use schemars::JsonSchema;
@@ -26,7 +28,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use surface::mcp::{BundleClient, CompositionError, McpServer, Member, ServedMcp, Siblings};
-use surface::{CancellationToken, Expose, Failure, FailureKind, OkImage, expose, ok_image, surface, tool};
+use surface::resource::ResourceForm;
+use surface::{
+    CancellationToken, Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image,
+    surface, tool,
+};
 
 /// What a template item holds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -46,7 +52,10 @@ pub struct Conformance {
     /// The content of the static text resource.
     #[cell]
     pub static_text: String,
-    /// Template data, by id: `surface://collections/template/{id}`.
+    /// A picture, served as a blob.
+    #[cell]
+    pub static_binary: Vec<u8>,
+    /// Template data, by id: `test://template/{id}/data`.
     #[collection(key = String)]
     pub template: TemplateData,
     /// A resource that changes on demand (`watched_bump`), for subscriptions.
@@ -64,6 +73,7 @@ impl Conformance {
         };
         Conformance {
             static_text: surface::Cell::new("This is the content of the static text resource.".into()),
+            static_binary: surface::Cell::new(RED_PIXEL.to_vec()),
             template: [("123".to_owned(), item)].into_iter().collect(),
             watched: surface::Cell::new(0),
         }
@@ -109,6 +119,61 @@ pub async fn test_image_content(_client: &ConformanceClient) -> Result<OkImage, 
         "image/png",
         serde_json::json!({"width": 1, "height": 1}),
     ))
+}
+
+/// A WAV file of `samples` silent 8-bit mono samples at 8 kHz.
+fn silent_wav(samples: u32) -> Vec<u8> {
+    let mut wav = Vec::with_capacity(44 + samples as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + samples).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    // PCM, one channel, 8000 Hz, 8000 bytes/s, block align 1, 8 bits per sample.
+    for field in [
+        16u32.to_le_bytes(),
+        [1, 0, 1, 0],
+        8000u32.to_le_bytes(),
+        8000u32.to_le_bytes(),
+        [1, 0, 8, 0],
+    ] {
+        wav.extend_from_slice(&field);
+    }
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&samples.to_le_bytes());
+    wav.resize(44 + samples as usize, 128);
+    wav
+}
+
+/// Answers 10 ms of silence as a WAV sound.
+#[tool(read_only, render = audio)]
+pub async fn test_audio_content(_client: &ConformanceClient) -> Result<OkAudio, Failure> {
+    Ok(ok_audio(
+        silent_wav(80),
+        "audio/wav",
+        serde_json::json!({"milliseconds": 10}),
+    ))
+}
+
+/// Answers the static text resource, embedded (a member read at its URI).
+#[tool(read_only)]
+pub async fn test_embedded_resource(client: &ConformanceClient) -> Result<OkContent, Failure> {
+    let text = client.static_text().get().await?;
+    Ok(OkContent::new().embedded_text(STATIC_TEXT_URI, "text/plain", text))
+}
+
+/// Answers text, a picture and an embedded JSON resource, with the resource's value as data.
+#[tool(read_only)]
+pub async fn test_multiple_content_types(_client: &ConformanceClient) -> Result<OkContent, Failure> {
+    let data = serde_json::json!({"test": "data", "value": 123});
+    Ok(OkContent::new()
+        .text("Multiple content types test:")
+        .image(RED_PIXEL.to_vec(), "image/png")
+        .embedded_text(
+            "test://mixed-content-resource",
+            "application/json",
+            data.to_string(),
+        )
+        .link(STATIC_TEXT_URI, "static_text")
+        .value(data))
 }
 
 /// Always fails.
@@ -203,10 +268,19 @@ pub async fn json_schema_2020_12_tool(args: Contact, _client: &ConformanceClient
 /// Everything the fixture exposes.
 pub const EXPOSE: Expose<Conformance> = expose!(Conformance {
     static_text: resource,
+    static_binary: resource,
     template: resource,
     watched: resource,
     "watched.bump": tool(mutates),
 });
+
+/// The suite's fixed URIs: the text as `text/plain`, the picture as a PNG blob, the template's
+/// items under `test://template/{id}/data`, the watched cell at `test://watched-resource`.
+const STATIC_TEXT_URI: &str = "test://static-text";
+const STATIC_TEXT: ResourceForm = ResourceForm::uri(STATIC_TEXT_URI).text("text/plain");
+const STATIC_BINARY: ResourceForm = ResourceForm::uri("test://static-binary").blob("image/png");
+const TEMPLATE: ResourceForm = ResourceForm::template("test://template/{id}/data");
+const WATCHED: ResourceForm = ResourceForm::uri("test://watched-resource");
 
 /// What the `extra` sibling exposes while it stands.
 pub const EXTRA: Expose<Conformance> = expose!(Conformance { "watched.bump": tool(mutates) });
@@ -267,9 +341,16 @@ pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
         .root_tool(TestTriggerToolChangeTool)
         .core(
             Member::new(EXPOSE)
+                .resource("static_text", STATIC_TEXT)
+                .resource("static_binary", STATIC_BINARY)
+                .resource("template", TEMPLATE)
+                .resource("watched", WATCHED)
                 .tool(TestSimpleTextTool)
                 .tool(TestImageContentTool)
                 .tool(TestErrorHandlingTool)
+                .tool(TestAudioContentTool)
+                .tool(TestEmbeddedResourceTool)
+                .tool(TestMultipleContentTypesTool)
                 .tool(TestToolWithProgressTool)
                 .tool(TestToolWithLoggingTool)
                 .tool(JsonSchema202012ToolTool),

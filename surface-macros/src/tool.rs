@@ -42,8 +42,12 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
     }
     if let Some(render) = &args.render
         && render != "image"
+        && render != "audio"
     {
-        errors.at(render, unknown_word(&render.to_string(), "`render`", &["image"]));
+        errors.at(
+            render,
+            unknown_word(&render.to_string(), "`render`", &["image", "audio"]),
+        );
     }
     // A mistake in the attribute is reported and the tool still expands (the word left out),
     // so code naming the tool does not fail too; a mistake in the signature leaves the
@@ -294,10 +298,10 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
         .as_ref()
         .map(|ty| quote_spanned!(ty.span()=> ::surface::__private::assert_input::<#ty>();));
     let output_check = quote_spanned!(output.span()=> ::surface::__private::assert_tool_result::<#output>(););
-    let render_check = args
-        .render
-        .as_ref()
-        .map(|r| quote_spanned!(r.span()=> ::surface::__private::assert_renders_image::<#output>();));
+    let render_check = args.render.as_ref().map(|r| match r.to_string().as_str() {
+        "audio" => quote_spanned!(r.span()=> ::surface::__private::assert_renders_audio::<#output>();),
+        _ => quote_spanned!(r.span()=> ::surface::__private::assert_renders_image::<#output>();),
+    });
 
     // Spanned at the return type, like its check.
     let mut function = ident.clone();

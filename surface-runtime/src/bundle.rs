@@ -4,6 +4,7 @@
 use crate::dispatch::Dispatch;
 use crate::expose::{ErasedExpose, Expose};
 use crate::failure::{Failure, FailureKind};
+use crate::resource::ResourceForm;
 use crate::spec::SurfaceSpec;
 use crate::surface::{Surface, SurfaceClient};
 use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
@@ -92,6 +93,8 @@ pub struct Member {
     pub(crate) spec: &'static SurfaceSpec,
     pub(crate) expose: ErasedExpose,
     pub(crate) tools: Vec<Arc<dyn SurfaceTool>>,
+    /// Declared resource URIs and body forms, by member key (see [`crate::resource`]).
+    pub(crate) forms: Vec<(&'static str, ResourceForm)>,
 }
 
 impl Member {
@@ -101,7 +104,35 @@ impl Member {
             spec: &S::SPEC,
             expose: expose.erase(),
             tools: Vec::new(),
+            forms: Vec::new(),
         }
+    }
+
+    /// Serves the exposed member `key` at its own URI and/or in its own body form (a later
+    /// form for the same key replaces an earlier one). Composition refuses a key that is not
+    /// exposed as a resource, a template on a member that is not a collection (or a plain URI
+    /// on one), and a URI another member also claims.
+    ///
+    /// ```
+    /// # use surface_runtime::{Expose, bundle::Member, resource::ResourceForm};
+    /// # fn f<S: surface_runtime::Surface>(expose: Expose<S>) {
+    /// const NOTE: ResourceForm = ResourceForm::uri("notes://today").text("text/markdown");
+    /// let member = Member::new(expose).resource("today", NOTE);
+    /// # }
+    /// ```
+    pub fn resource(mut self, key: &'static str, form: ResourceForm) -> Self {
+        self.forms.retain(|(k, _)| *k != key);
+        self.forms.push((key, form));
+        self
+    }
+
+    /// The declared form of member `key` (the default when none was declared).
+    pub fn form(&self, key: &str) -> ResourceForm {
+        self.forms
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, f)| *f)
+            .unwrap_or_default()
     }
 
     /// Adds a bespoke tool declared on this surface's client (checked at compile time).

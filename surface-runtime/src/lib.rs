@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod blocks;
 pub mod bundle;
 mod dispatch;
 mod expose;
@@ -13,6 +14,7 @@ mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;
+pub mod resource;
 pub mod schema;
 mod spec;
 mod surface;
@@ -27,6 +29,7 @@ pub mod wire;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use blocks::{OkAudio, OkContent, ok_audio};
 pub use dispatch::{
     CellClient, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
 };

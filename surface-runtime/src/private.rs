@@ -101,6 +101,17 @@ impl<E> RendersImage for Result<crate::OkImage, E> {}
 /// Compile-time check that a `render = image` tool answers an image.
 pub const fn assert_renders_image<T: RendersImage>() {}
 
+/// A tool result whose answer is a sound (`render = audio`).
+#[diagnostic::on_unimplemented(
+    message = "a tool declared `render = audio` must return `Result<OkAudio, E>`, not `{Self}`",
+    label = "build the answer with `ok_audio(bytes, mime, detail)`"
+)]
+pub trait RendersAudio {}
+impl<E> RendersAudio for Result<crate::OkAudio, E> {}
+
+/// Compile-time check that a `render = audio` tool answers a sound.
+pub const fn assert_renders_audio<T: RendersAudio>() {}
+
 /// Compile-time check that a member's value type qualifies (spanned at the user's type).
 pub const fn assert_member_value<T: crate::MemberValue>() {}
 /// Compile-time check that a collection's key type qualifies.

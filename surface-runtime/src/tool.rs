@@ -60,6 +60,9 @@ pub enum ToolOutput {
     Value(Value),
     /// A picture: the bytes once, as an image block; the facts as `structuredContent`.
     Image(OkImage),
+    /// Several content blocks (or a sound), with the value as `structuredContent` when there
+    /// is one; see [`crate::blocks`].
+    Content(crate::blocks::OkContent),
 }
 
 /// A tool answer that is a picture. Build with [`ok_image`].

@@ -5,14 +5,16 @@
 //! and the bundle of clients it dispatches over. A refused composition changes nothing: the
 //! caller keeps serving the generation it had.
 
+use super::content;
 use super::link::Link;
 use crate::bundle::{Member, RootTools, Siblings};
 use crate::expose::Exposure;
+use crate::resource::ResourceBody;
+use crate::schema::InputSchema;
 use crate::schema::profile::SchemaProfile;
-use crate::schema::{self, InputSchema};
-use crate::spec::{MemberKind, SurfaceSpec};
+use crate::spec::SurfaceSpec;
 pub(crate) use crate::table::{Owner, ToolEntry, ToolTarget};
-use crate::table::{owner_phrase, resource_uri, roster_problems, scoped_member_name, tool_table};
+use crate::table::{owner_phrase, roster_problems, scoped_member_name, tool_table};
 use rmcp::model::{Resource, ResourceTemplate, Tool, ToolAnnotations};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -43,6 +45,16 @@ impl std::error::Error for CompositionError {}
 pub(crate) struct ResourceEntry {
     pub owner: Owner,
     pub member: &'static str,
+    /// What a read answers (JSON, text, blob).
+    pub body: ResourceBody,
+}
+
+/// A collection's item template, `prefix{id}suffix`.
+#[derive(Clone, Debug)]
+pub(crate) struct TemplateEntry {
+    pub prefix: String,
+    pub suffix: String,
+    pub entry: ResourceEntry,
 }
 
 /// One served roster, immutable once built.
@@ -51,8 +63,8 @@ pub(crate) struct Generation {
     pub link: Link,
     pub tools: HashMap<String, ToolEntry>,
     pub resources: HashMap<String, ResourceEntry>,
-    /// `surface://collections/[t/]<k>` → the collection whose items live below it.
-    pub templates: HashMap<String, ResourceEntry>,
+    /// Every collection's item template (`surface://collections/[t/]<k>/{id}` unless declared).
+    pub templates: Vec<TemplateEntry>,
     pub tool_list: Arc<Vec<Tool>>,
     pub resource_list: Arc<Vec<Resource>>,
     pub template_list: Arc<Vec<ResourceTemplate>>,
@@ -74,7 +86,7 @@ pub(crate) fn compose(
 ) -> Result<Generation, CompositionError> {
     let mut problems = roster_problems(fixed.core.as_ref(), &siblings);
     let mut resources = HashMap::new();
-    let mut templates = HashMap::new();
+    let mut templates = Vec::new();
     let mut resource_list = Vec::new();
     let mut template_list = Vec::new();
     let members = fixed
@@ -129,19 +141,21 @@ fn project_member(
     member: &Member,
     problems: &mut Vec<String>,
     resources: &mut HashMap<String, ResourceEntry>,
-    templates: &mut HashMap<String, ResourceEntry>,
+    templates: &mut Vec<TemplateEntry>,
     resource_list: &mut Vec<Resource>,
     template_list: &mut Vec<ResourceTemplate>,
 ) {
     let spec: &SurfaceSpec = member.spec;
     let owner: Owner = sibling.map(str::to_owned);
+    content::unexposed_forms(sibling, member, problems);
     for entry in member.expose.entries() {
         match (entry.exposure, spec.member(entry.key), spec.procedure(entry.key)) {
             (Exposure::Resource, Some(m), _) => {
-                let uri = resource_uri(sibling, m.kind, m.name);
+                let form = member.form(m.name);
+                let placed = content::place(sibling, m, form, problems);
+                let mime = form.body().mime();
                 let name = scoped_member_name(sibling, m.name);
-                let mut resource =
-                    Resource::new(uri.clone(), name.clone()).with_mime_type("application/json");
+                let mut resource = Resource::new(placed.uri.clone(), name.clone()).with_mime_type(mime);
                 if !m.doc.is_empty() {
                     resource = resource.with_description(m.doc);
                 }
@@ -149,17 +163,23 @@ fn project_member(
                 let re = ResourceEntry {
                     owner: owner.clone(),
                     member: m.name,
+                    body: form.body(),
                 };
-                if m.kind == MemberKind::Collection {
-                    let mut template = ResourceTemplate::new(format!("{uri}/{{id}}"), name)
-                        .with_mime_type("application/json");
+                if let Some((prefix, suffix)) = placed.template {
+                    let mut template =
+                        ResourceTemplate::new(format!("{prefix}{{id}}{suffix}"), name).with_mime_type(mime);
                     if !m.doc.is_empty() {
                         template = template.with_description(m.doc);
                     }
                     template_list.push(template);
-                    templates.insert(uri.clone(), re.clone());
+                    let template = TemplateEntry {
+                        prefix,
+                        suffix,
+                        entry: re.clone(),
+                    };
+                    content::claim_template(templates, resources, template, problems);
                 }
-                resources.insert(uri, re);
+                content::claim(resources, templates, placed.uri, re, problems);
             }
             // The tool table (crate::table) names and claims exposed procedures.
             (Exposure::Tool { .. }, _, Some(_)) => {}
@@ -198,12 +218,10 @@ impl Generation {
         if let Some(e) = self.resources.get(uri) {
             return Some((e.clone(), None));
         }
-        let (collection, id) = uri.rsplit_once('/')?;
-        let entry = self.templates.get(collection)?;
-        Some((
-            entry.clone(),
-            Some(schema::percent_decode(id).unwrap_or_else(|| id.to_owned())),
-        ))
+        self.templates.iter().find_map(|t| {
+            let id = crate::resource::match_template(&t.prefix, &t.suffix, uri)?;
+            Some((t.entry.clone(), Some(id)))
+        })
     }
 
     /// Every sibling key, in order.
@@ -219,6 +237,6 @@ pub(crate) fn served_names(g: &Generation) -> BTreeMap<String, Owner> {
     let templates = g
         .templates
         .iter()
-        .map(|(u, e)| (format!("{u}/"), e.owner.clone()));
+        .map(|t| (format!("{}{{id}}{}", t.prefix, t.suffix), t.entry.owner.clone()));
     tools.chain(resources).chain(templates).collect()
 }

@@ -187,9 +187,11 @@ impl Shared {
     fn tombstone(&self, what: &str, name: &str, generation: &Generation) -> Option<String> {
         let tombstones = self.tombstones.lock().unwrap_or_else(unpoison);
         let stone = tombstones.get(name).or_else(|| {
-            // An item URI retires with its collection's template.
-            let (collection, _) = name.rsplit_once('/')?;
-            tombstones.get(&format!("{collection}/"))
+            // An item URI retires with its collection's template (`prefix{id}suffix`).
+            tombstones.iter().find_map(|(t, stone)| {
+                let (prefix, suffix) = t.split_once("{id}")?;
+                crate::resource::match_template(prefix, suffix, name).map(|_| stone)
+            })
         })?;
         let why = if generation.siblings.contains_key(&stone.sibling) {
             format!("the sibling \"{}\" no longer exposes it", stone.sibling)
@@ -631,8 +633,8 @@ impl ServerHandler for Session {
             Ok(v) => v,
             Err(f) => return Err(read_error(&uri, generation.link.after(&lease, f).await)),
         };
-        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("<unprintable: {e}>"));
-        let contents = ResourceContents::text(text, uri).with_mime_type("application/json");
+        let contents =
+            super::content::contents(entry.body, uri.clone(), value).map_err(|f| read_error(&uri, f))?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 

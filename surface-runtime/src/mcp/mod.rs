@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+mod content;
 pub mod contract;
 mod generation;
 mod handler;

@@ -5,10 +5,11 @@
 //! (`isError: true`), branded `surface-mcp: ` exactly once, with a refusal's detail as
 //! `structuredContent` through the same normalization.
 
+use crate::blocks::{Block, EmbeddedBody, OkContent};
 use crate::failure::Failure;
 use crate::tool::{OkImage, ToolOutput};
 use base64::Engine;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
 use serde_json::{Map, Value};
 
 /// The brand every message the adapter writes carries, once.
@@ -45,10 +46,39 @@ pub fn success(output: ToolOutput) -> CallToolResult {
             r
         }
         ToolOutput::Image(OkImage { bytes, mime, detail }) => {
-            let data = base64::engine::general_purpose::STANDARD.encode(bytes);
-            let mut r = CallToolResult::success(vec![ContentBlock::image(data, mime)]);
+            let mut r = CallToolResult::success(vec![ContentBlock::image(base64(&bytes), mime)]);
             r.structured_content = Some(Value::Object(normalize(detail)));
             r
+        }
+        ToolOutput::Content(OkContent { blocks, value }) => {
+            let mut r = CallToolResult::success(blocks.into_iter().map(block).collect());
+            r.structured_content = value.map(|v| Value::Object(normalize(v)));
+            r
+        }
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// One block of a several-block answer, as MCP content.
+fn block(b: Block) -> ContentBlock {
+    match b {
+        Block::Text(t) => ContentBlock::text(t),
+        Block::Image { bytes, mime } => ContentBlock::image(base64(&bytes), mime),
+        Block::Audio { bytes, mime } => ContentBlock::audio(base64(&bytes), mime),
+        Block::Embedded { uri, mime, body } => ContentBlock::resource(
+            match body {
+                EmbeddedBody::Text(t) => ResourceContents::text(t, uri),
+                EmbeddedBody::Blob(bytes) => ResourceContents::blob(base64(&bytes), uri),
+            }
+            .with_mime_type(mime),
+        ),
+        Block::Link { uri, name, mime } => {
+            let mut link = Resource::new(uri, name);
+            link.mime_type = mime;
+            ContentBlock::resource_link(link)
         }
     }
 }
@@ -90,6 +120,27 @@ mod tests {
         assert_eq!(r.content[0].as_text().unwrap().text, "surface-mcp: no");
         assert_eq!(r.structured_content, Some(json!({"value": [1]})));
         assert_eq!(r.is_error, Some(true));
+    }
+
+    #[test]
+    fn several_blocks_keep_their_order_and_value() {
+        let answer = OkContent::new()
+            .text("t")
+            .audio(vec![1], "audio/wav")
+            .embedded_text("x://a", "text/plain", "a")
+            .link("x://b", "b")
+            .value(json!(7));
+        let r = serde_json::to_value(success(ToolOutput::Content(answer))).unwrap();
+        let kinds: Vec<&str> = r["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["text", "audio", "resource", "resource_link"]);
+        assert_eq!(r["content"][1]["data"], "AQ==");
+        assert_eq!(r["content"][2]["resource"]["mimeType"], "text/plain");
+        assert_eq!(r["structuredContent"], json!({"value": 7}));
     }
 
     #[test]
