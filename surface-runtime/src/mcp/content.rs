@@ -21,6 +21,8 @@ pub(crate) struct Placed {
     pub uri: String,
     /// A collection's item template, split at `{id}`.
     pub template: Option<(String, String)>,
+    /// Whether the author declared the URI or template.
+    pub declared: bool,
 }
 
 fn who(entry: &ResourceEntry) -> String {
@@ -46,10 +48,12 @@ pub(crate) fn place(
         (None, _) => Placed {
             uri: default,
             template: default_template,
+            declared: false,
         },
         (Some(_), Some((prefix, suffix))) if collection => Placed {
             uri: default,
             template: Some((prefix.to_owned(), suffix.to_owned())),
+            declared: true,
         },
         (Some(t), Some(_)) => {
             problems.push(format!(
@@ -58,11 +62,13 @@ pub(crate) fn place(
             Placed {
                 uri: default,
                 template: None,
+                declared: false,
             }
         }
         (Some(uri), None) if !collection => Placed {
             uri: uri.to_owned(),
             template: None,
+            declared: true,
         },
         (Some(uri), None) => {
             problems.push(format!(
@@ -71,6 +77,7 @@ pub(crate) fn place(
             Placed {
                 uri: default,
                 template: default_template,
+                declared: false,
             }
         }
     }
@@ -109,10 +116,10 @@ pub(crate) fn claim(
         ));
         return;
     }
-    if let Some(t) = templates
-        .iter()
-        .find(|t| match_template(&t.prefix, &t.suffix, &uri).is_some())
-    {
+    let overlaps = |t: &&TemplateEntry| {
+        (entry.declared || t.entry.declared) && match_template(&t.prefix, &t.suffix, &uri).is_some()
+    };
+    if let Some(t) = templates.iter().find(overlaps) {
         problems.push(format!(
             "resource URI \"{uri}\" of {} is also an item of {}'s template \"{}{{id}}{}\" — declare another URI for one",
             who(&entry),
@@ -144,10 +151,10 @@ pub(crate) fn claim_template(
         ));
         return;
     }
-    if let Some((uri, e)) = resources
-        .iter()
-        .find(|(uri, _)| match_template(&template.prefix, &template.suffix, uri).is_some())
-    {
+    if let Some((uri, e)) = resources.iter().find(|(uri, e)| {
+        (e.declared || template.entry.declared)
+            && match_template(&template.prefix, &template.suffix, uri).is_some()
+    }) {
         problems.push(format!(
             "resource URI \"{uri}\" of {} is also an item of {}'s template \"{shown}\" — declare another URI for one",
             who(e),

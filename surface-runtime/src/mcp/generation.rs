@@ -47,6 +47,9 @@ pub(crate) struct ResourceEntry {
     pub member: &'static str,
     /// What a read answers (JSON, text, blob).
     pub body: ResourceBody,
+    /// Whether its URI (or template) was declared by the author rather than the runtime's
+    /// `surface://` default (defaults never overlap but where `roster_problems` says so).
+    pub declared: bool,
 }
 
 /// A collection's item template, `prefix{id}suffix`.
@@ -164,6 +167,7 @@ fn project_member(
                     owner: owner.clone(),
                     member: m.name,
                     body: form.body(),
+                    declared: placed.declared,
                 };
                 if let Some((prefix, suffix)) = placed.template {
                     let mut template =
