@@ -187,6 +187,16 @@ pub struct SocketDispatch {
 
 impl SocketDispatch {
     fn send(&self, request: Request) -> Result<(u64, oneshot::Receiver<Reply>), Failure> {
+        self.send_with(request, |_| {})
+    }
+
+    /// [`send`](Self::send), running `register` with the request's id before the line leaves:
+    /// a watch's feed exists before any change for it can arrive.
+    fn send_with(
+        &self,
+        request: Request,
+        register: impl FnOnce(u64),
+    ) -> Result<(u64, oneshot::Receiver<Reply>), Failure> {
         if self.inner.closed.is_closed() {
             return Err(transport(false, "the connection to the served surface is closed"));
         }
@@ -209,12 +219,9 @@ impl SocketDispatch {
                 ),
             ));
         }
+        register(id);
         if self.inner.lines.send(line).is_err() {
-            self.inner
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&id);
+            self.forget(id);
             return Err(transport(false, "the connection to the served surface is closed"));
         }
         Ok((id, rx))
@@ -299,14 +306,19 @@ impl Dispatch for SocketDispatch {
                 tx: changes_tx,
                 missed: missed.clone(),
             };
-            let (id, ack) = self.send(Request::Watch {
-                member: member.to_owned(),
-            })?;
-            self.inner
-                .watches
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id, feed);
+            let register = |id| {
+                self.inner
+                    .watches
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(id, feed);
+            };
+            let (id, ack) = self.send_with(
+                Request::Watch {
+                    member: member.to_owned(),
+                },
+                register,
+            )?;
             let unregister = || {
                 self.inner
                     .watches
