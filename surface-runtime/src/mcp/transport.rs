@@ -251,8 +251,14 @@ fn is_syntax(e: &serde_json::Error) -> bool {
 /// `{"jsonrpc":"2.0","id":…,"error":{…}}` and a newline. `id` is echoed when it is a string or
 /// a number as written, else `null` (JSON-RPC 2.0: the id is null when it cannot be read).
 fn error_answer(id: Option<&[u8]>, code: i32, message: &str) -> Vec<u8> {
+    // Echoed only when it reads back as a JSON string or number: a raw id with a lone surrogate
+    // escape or bytes that are not UTF-8 would make the answer itself unreadable.
     let id = match id {
-        Some(raw @ [b'"' | b'-' | b'0'..=b'9', ..]) => raw,
+        Some(raw @ [b'"' | b'-' | b'0'..=b'9', ..])
+            if serde_json::from_slice::<serde_json::Value>(raw).is_ok() =>
+        {
+            raw
+        }
         _ => b"null",
     };
     let mut out = Vec::with_capacity(64 + id.len() + message.len());
