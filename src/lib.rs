@@ -124,6 +124,63 @@
 //! # }
 //! ```
 //!
+//! ## Hosts: mirrors, schema profiles and the contract
+//!
+//! `resource(mirror)` also serves a member as read-only tools for hosts that only call tools;
+//! [`schema::profile::SchemaProfile`] rewrites the advertised input schemas for one host's
+//! rules; [`mcp::contract`] writes the whole face to a manifest and fails a check on breaking
+//! changes:
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use surface::mcp::contract::Manifest;
+//! use surface::mcp::{McpServer, Member};
+//! use surface::schema::profile::SchemaProfile;
+//! use surface::{expose, surface, Expose};
+//!
+//! #[surface]
+//! pub struct Shelf {
+//!     /// Items left.
+//!     #[cell]
+//!     pub stock: u32,
+//! }
+//!
+//! /// How many to take.
+//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+//! pub struct Take {
+//!     /// One when left out.
+//!     pub n: Option<u32>,
+//! }
+//!
+//! #[surface]
+//! impl Shelf {
+//!     /// Takes items.
+//!     #[procedure("stock.take")]
+//!     async fn take(&self, take: Take) -> Result<u32, Infallible> {
+//!         Ok(self.stock.update(|s| {
+//!             *s -= take.n.unwrap_or(1);
+//!             *s
+//!         }))
+//!     }
+//! }
+//!
+//! const EXPOSE: Expose<Shelf> = expose!(Shelf { stock: resource(mirror), "stock.take": tool(mutates) });
+//!
+//! let served = McpServer::new("shelf", "1.0.0")
+//!     .core(Member::new(EXPOSE))
+//!     .schema_profile(SchemaProfile::OpenAiStrict)
+//!     .start()
+//!     .unwrap();
+//! let face = Manifest::of(&served);
+//! assert_eq!(face.tools.keys().collect::<Vec<_>>(), ["stock_get", "stock_take"]);
+//! assert_eq!(face.tools["stock_get"]["annotations"]["readOnlyHint"], true);
+//! // Strict: the optional count is required and nullable.
+//! let take = &face.tools["stock_take"]["inputSchema"];
+//! assert_eq!(take["properties"]["n"]["type"], serde_json::json!(["integer", "null"]));
+//! assert_eq!(take["additionalProperties"], false);
+//! assert!(Manifest::compare(&face, &Manifest::of(&served)).is_empty());
+//! ```
+//!
 //! ## Bundle
 //!
 //! Where the roster is known at compile time, `bundle!` builds it and its collisions are

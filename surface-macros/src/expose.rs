@@ -45,6 +45,13 @@ impl Entry {
     fn is_procedure(&self) -> bool {
         self.key.contains('.')
     }
+
+    /// `key: resource(mirror)`.
+    fn is_mirror(&self) -> bool {
+        !self.is_procedure()
+            && self.word == "resource"
+            && self.tool_word.as_ref().is_some_and(|w| w == "mirror")
+    }
 }
 
 impl Parse for ExposeInput {
@@ -163,6 +170,7 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     let mut seen: Vec<&str> = Vec::new();
     let mut entries = Vec::new();
     let mut checks = Vec::new();
+    let mut mirrored: Vec<&str> = Vec::new();
     for entry in &input.entries {
         let key = entry.key.as_str();
         if seen.contains(&key) {
@@ -178,7 +186,13 @@ pub fn expand(input: ExposeInput) -> TokenStream {
         };
         entries.push(quote!(::surface::ExposeEntry { key: #key, exposure: #exposure }));
         checks.push(key_check(entry));
+        if entry.is_mirror() {
+            mirrored.push(key);
+            checks.push(mirror_check(entry));
+        }
     }
+    // `resource(mirror)`: those members are also served as read-only tools.
+    let mirrors = (!mirrored.is_empty()).then(|| quote!(.__mirrored(&[#(#mirrored),*])));
     let compile_errors = errors.to_compile_errors();
     // Only what the keys need: a map of members alone does not ask for the impl block.
     let any = |procedure: bool| input.entries.iter().any(|e| e.is_procedure() == procedure);
@@ -196,7 +210,7 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             #declared
             #(#checks)*
             const ENTRIES: &[::surface::ExposeEntry] = &[#(#entries),*];
-            ::surface::Expose::<#alias>::__from_checked_entries(ENTRIES)
+            ::surface::Expose::<#alias>::__from_checked_entries(ENTRIES)#mirrors
         }
     }
 }
@@ -216,7 +230,11 @@ fn exposure(entry: &Entry, errors: &mut Errors) -> Option<TokenStream> {
             ),
         ),
         ("resource", None) => return Some(quote!(::surface::Exposure::Resource)),
-        ("resource", Some(w)) => errors.at(w, "`resource` takes no arguments: write `resource`"),
+        ("resource", Some(w)) if w == "mirror" => return Some(quote!(::surface::Exposure::Resource)),
+        ("resource", Some(w)) => errors.at(
+            w,
+            "`resource` takes only `mirror`: write `resource` or `resource(mirror)`",
+        ),
         ("tool", None) => return Some(quote!(::surface::Exposure::Tool { mutates: true })),
         ("tool", Some(w)) if TOOL_WORDS.iter().any(|t| w == t) => {
             let mutates = w == "mutates";
@@ -226,6 +244,19 @@ fn exposure(entry: &Entry, errors: &mut Errors) -> Option<TokenStream> {
         (other, _) => errors.at(&entry.word, unknown_word(other, "`expose!`", EXPOSURES)),
     }
     None
+}
+
+/// A mirrored member must be a cell, a collection or a stream, spanned at `mirror`.
+fn mirror_check(entry: &Entry) -> TokenStream {
+    let key = &entry.key;
+    let span = entry.tool_word.as_ref().map_or(entry.key_span, Ident::span);
+    quote_spanned! {span=>
+        const _: () = if let ::core::option::Option::Some(why) =
+            ::surface::__private::keys::mirror_problem(MEMBERS, #key)
+        {
+            ::core::panic!("{}", why.as_str())
+        };
+    }
 }
 
 /// The lookup of one key in the surface's declarations, spanned at the key (see the module).

@@ -40,6 +40,7 @@ pub struct ExposeEntry {
 /// ```
 pub struct Expose<S> {
     entries: &'static [ExposeEntry],
+    mirrored: &'static [&'static str],
     surface: PhantomData<fn() -> S>,
 }
 
@@ -48,6 +49,7 @@ impl<S> Expose<S> {
     pub const fn none() -> Self {
         Expose {
             entries: &[],
+            mirrored: &[],
             surface: PhantomData,
         }
     }
@@ -57,8 +59,31 @@ impl<S> Expose<S> {
     pub const fn __from_checked_entries(entries: &'static [ExposeEntry]) -> Self {
         Expose {
             entries,
+            mirrored: &[],
             surface: PhantomData,
         }
+    }
+
+    /// Used by `expose!` for the keys written `resource(mirror)`; not for hand-written maps.
+    #[doc(hidden)]
+    pub const fn __mirrored(self, mirrored: &'static [&'static str]) -> Self {
+        Expose {
+            entries: self.entries,
+            mirrored,
+            surface: PhantomData,
+        }
+    }
+
+    /// The members written `resource(mirror)`: each is also served as read-only tools
+    /// (a cell `<k>_get`, a collection `<k>_keys` and `<k>_get {id}`, a stream `<k>_read`).
+    ///
+    /// ```
+    /// # use surface_runtime::Expose;
+    /// struct Anything;
+    /// assert!(Expose::<Anything>::none().mirrored().is_empty());
+    /// ```
+    pub const fn mirrored(&self) -> &'static [&'static str] {
+        self.mirrored
     }
 
     /// The entries, in the order written.
@@ -75,6 +100,7 @@ impl<S> Expose<S> {
     pub const fn erase(&self) -> ErasedExpose {
         ErasedExpose {
             entries: self.entries,
+            mirrored: self.mirrored,
         }
     }
 }
@@ -88,7 +114,10 @@ impl<S> Copy for Expose<S> {}
 
 impl<S> fmt::Debug for Expose<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Expose").field("entries", &self.entries).finish()
+        f.debug_struct("Expose")
+            .field("entries", &self.entries)
+            .field("mirrored", &self.mirrored)
+            .finish()
     }
 }
 
@@ -96,12 +125,23 @@ impl<S> fmt::Debug for Expose<S> {
 #[derive(Clone, Copy, Debug)]
 pub struct ErasedExpose {
     entries: &'static [ExposeEntry],
+    mirrored: &'static [&'static str],
 }
 
 impl ErasedExpose {
     /// The entries, in the order written.
     pub const fn entries(&self) -> &'static [ExposeEntry] {
         self.entries
+    }
+
+    /// The members written `resource(mirror)` (see [`Expose::mirrored`]).
+    pub const fn mirrored(&self) -> &'static [&'static str] {
+        self.mirrored
+    }
+
+    /// Whether member `key` is also served as read-only tools.
+    pub fn is_mirrored(&self, key: &str) -> bool {
+        self.mirrored.contains(&key)
     }
 
     /// How `key` is exposed, if it is.

@@ -84,6 +84,44 @@ pub const fn member_problem(surface: &str, members: &[MemberSpec], key: &str) ->
     })
 }
 
+/// Why member `key` cannot be written `resource(mirror)`: only cells, collections and streams
+/// have a read a tool can mirror (an event is heard, not read). A key naming no member is
+/// [`member_problem`]'s to report.
+///
+/// ```
+/// # use surface_runtime::{MemberKind, MemberSpec, TypeSpec};
+/// # use surface_runtime::__private::keys::mirror_problem;
+/// const T: TypeSpec = TypeSpec { rust: "u32", schema: || serde_json::Value::Null };
+/// const MEMBERS: &[MemberSpec] = &[
+///     MemberSpec { name: "load", kind: MemberKind::Cell, doc: "", value: T, key: None },
+///     MemberSpec { name: "saved", kind: MemberKind::Event, doc: "", value: T, key: None },
+/// ];
+/// assert!(mirror_problem(MEMBERS, "load").is_none());
+/// assert_eq!(
+///     mirror_problem(MEMBERS, "saved").unwrap().as_str(),
+///     "`saved` is an event: only cells, collections and streams are mirrored as tools — write `saved: resource`"
+/// );
+/// ```
+pub const fn mirror_problem(members: &[MemberSpec], key: &str) -> Option<Sentence> {
+    let mut i = 0;
+    while i < members.len() {
+        if str_eq(members[i].name, key) && matches!(members[i].kind, crate::spec::MemberKind::Event) {
+            return Some(
+                Sentence::new()
+                    .push("`")
+                    .push(key)
+                    .push(
+                        "` is an event: only cells, collections and streams are mirrored as tools — write `",
+                    )
+                    .push(key)
+                    .push(": resource`"),
+            );
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Why `key` names no procedure among the names `declared` by a surface called `surface`.
 ///
 /// ```

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
-    pub use crate::keys::{Sentence, member_problem, procedure_problem};
+    pub use crate::keys::{Sentence, member_problem, mirror_problem, procedure_problem};
 }
 
 /// Implemented by the client of surface `S` alone (`#[surface]` writes the one impl):

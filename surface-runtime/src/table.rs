@@ -12,7 +12,7 @@ use crate::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, Surface
 use crate::expose::Exposure;
 use crate::failure::Failure;
 use crate::schema::{self, InputSchema};
-use crate::spec::MemberKind;
+use crate::spec::{MemberKind, MemberSpec};
 use crate::tool::{CancellationToken, ToolOutput};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -83,13 +83,22 @@ pub(crate) enum ToolTarget {
     Root {
         tool: Arc<dyn RootTool>,
     },
+    /// A read-only tool mirroring a member's resource read (`resource(mirror)`): the whole
+    /// member, or (`item`) one collection item named by the `id` argument.
+    Mirror {
+        owner: Owner,
+        member: &'static str,
+        item: bool,
+    },
 }
 
 impl ToolTarget {
     /// The sibling that owns the tool (`None`: the core or the root).
     pub(crate) fn owner(&self) -> Owner {
         match self {
-            ToolTarget::Procedure { owner, .. } | ToolTarget::Bespoke { owner, .. } => owner.clone(),
+            ToolTarget::Procedure { owner, .. }
+            | ToolTarget::Bespoke { owner, .. }
+            | ToolTarget::Mirror { owner, .. } => owner.clone(),
             ToolTarget::Root { .. } => None,
         }
     }
@@ -111,6 +120,14 @@ impl ToolTarget {
                 tool.invoke(input, dispatch, cancel).await
             }
             ToolTarget::Root { tool } => tool.invoke(input, bundle.clone(), cancel).await,
+            ToolTarget::Mirror { owner, member, item } => {
+                let dispatch = bundle.dispatch_for(owner.as_deref())?;
+                let value = match item {
+                    false => dispatch.read(member).await?,
+                    true => dispatch.read_item(member, &mirror_id(&input)?).await?,
+                };
+                Ok(ToolOutput::Value(value))
+            }
         }
     }
 }
@@ -164,6 +181,11 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
             },
         });
     }
+    for key in member.expose.mirrored() {
+        if let Some(m) = member.spec.member(key) {
+            rows.extend(mirror_rows(sibling, m));
+        }
+    }
     for tool in &member.tools {
         let d = tool.descriptor();
         rows.push(ToolRow {
@@ -182,6 +204,105 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
         });
     }
     rows
+}
+
+/// The names a mirrored member's tools take (before the sibling prefix): a cell `<k>_get`, a
+/// collection `<k>_keys` and `<k>_get`, a stream `<k>_read`; an event has none.
+///
+/// ```
+/// use surface_runtime::{MemberKind, table::mirror_tool_names};
+/// assert_eq!(mirror_tool_names(MemberKind::Collection, "processes"), ["processes_keys", "processes_get"]);
+/// assert_eq!(mirror_tool_names(MemberKind::Stream, "log"), ["log_read"]);
+/// ```
+pub fn mirror_tool_names(kind: MemberKind, key: &str) -> Vec<String> {
+    let verbs: &[&str] = match kind {
+        MemberKind::Cell => &["get"],
+        MemberKind::Collection => &["keys", "get"],
+        MemberKind::Stream => &["read"],
+        MemberKind::Event => &[],
+    };
+    verbs.iter().map(|verb| format!("{key}_{verb}")).collect()
+}
+
+/// The read-only tools mirroring member `m` (see [`mirror_tool_names`]).
+fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
+    let uri = resource_uri(sibling, m.kind, m.name);
+    let names = mirror_tool_names(m.kind, m.name);
+    names
+        .into_iter()
+        .map(|name| {
+            let item = m.kind == MemberKind::Collection && name.ends_with("_get");
+            let input = match (item, &m.key) {
+                (true, Some(key)) => mirror_item_input((key.schema)()),
+                _ => schema::no_input_schema(),
+            };
+            let reads = if item {
+                format!("{uri}/{{id}}")
+            } else {
+                uri.clone()
+            };
+            ToolRow {
+                origin: format!("the mirror of {} {}", m.name, owner_phrase(sibling)),
+                name: scoped_tool_name(sibling, &name),
+                description: mirror_description(&reads, m.doc),
+                title: None,
+                mutates: false,
+                entry: ToolEntry {
+                    target: ToolTarget::Mirror {
+                        owner: sibling.map(str::to_owned),
+                        member: m.name,
+                        item,
+                    },
+                    input: Arc::new(input),
+                },
+            }
+        })
+        .collect()
+}
+
+/// A mirror's description: what it reads, then the member's own doc. Leaked once per distinct
+/// text (rows hold `&'static str`, and a reroster rebuilds the rows of a roster it has seen).
+fn mirror_description(reads: &str, doc: &str) -> &'static str {
+    static SEEN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let text = match doc {
+        "" => format!("Reads the resource {reads} (the same JSON)."),
+        doc => format!("Reads the resource {reads} (the same JSON). {doc}"),
+    };
+    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = seen.iter().find(|s| **s == text) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(text.into_boxed_str());
+    seen.push(leaked);
+    leaked
+}
+
+/// The input of `<k>_get`: `{"id": <the collection's key>}`.
+fn mirror_item_input(key_schema: serde_json::Value) -> InputSchema {
+    let mut properties = serde_json::Map::new();
+    properties.insert("id".to_owned(), key_schema);
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".to_owned(), "object".into());
+    schema.insert("properties".to_owned(), properties.into());
+    schema.insert("required".to_owned(), serde_json::json!(["id"]));
+    InputSchema {
+        schema,
+        wrapped: false,
+        nulls_are_absent: false,
+    }
+}
+
+/// The item id a `<k>_get` call names, as the URI would carry it (a string key as itself, any
+/// other key as its JSON).
+fn mirror_id(input: &serde_json::Value) -> Result<String, Failure> {
+    match input.get("id") {
+        Some(serde_json::Value::String(id)) => Ok(id.clone()),
+        Some(other) if !other.is_null() => Ok(other.to_string()),
+        _ => Err(Failure::new(
+            crate::failure::FailureKind::InvalidInput { field: "id".into() },
+            "invalid argument `id`: missing required field",
+        )),
+    }
 }
 
 /// The whole tool table of a bundle, in `tools/list` order: the core's tools, each sibling's,

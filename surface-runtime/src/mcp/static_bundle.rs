@@ -14,6 +14,7 @@ use crate::{BespokeTool, Expose};
 pub struct StaticMember {
     pub spec: &'static SurfaceSpec,
     pub entries: &'static [ExposeEntry],
+    pub mirrored: &'static [&'static str],
     pub tools: &'static [&'static str],
 }
 
@@ -22,6 +23,7 @@ pub const fn static_member<S: Surface>(expose: Expose<S>, tools: &'static [&'sta
     StaticMember {
         spec: S::SPEC_REF,
         entries: expose.entries(),
+        mirrored: expose.mirrored(),
         tools,
     }
 }
@@ -152,7 +154,7 @@ impl Place {
 #[derive(Clone, Copy)]
 struct Claim {
     name: Name,
-    /// `"procedure"` or `"bespoke"`.
+    /// `"procedure"`, `"bespoke"` or `"the mirror of"`.
     what: &'static str,
     /// The procedure's or tool's own name.
     word: &'static str,
@@ -246,6 +248,36 @@ const fn collect(
             }
         }
         i += 1;
+    }
+    // `resource(mirror)`: the names `table::mirror_tool_names` gives.
+    let mut k = 0;
+    while k < member.mirrored.len() {
+        let mut m = 0;
+        while m < member.spec.members.len() {
+            let spec = &member.spec.members[m];
+            if str_eq(spec.name, member.mirrored[k]) {
+                let verbs: &[&str] = match spec.kind {
+                    MemberKind::Cell => &["get"],
+                    MemberKind::Collection => &["keys", "get"],
+                    MemberKind::Stream => &["read"],
+                    MemberKind::Event => &[],
+                };
+                let mut v = 0;
+                while v < verbs.len() {
+                    room(n);
+                    claims[n] = Some(Claim {
+                        name: Name::new(sibling, spec.name, verbs[v]),
+                        what: "the mirror of",
+                        word: spec.name,
+                        place: Place::of(sibling),
+                    });
+                    n += 1;
+                    v += 1;
+                }
+            }
+            m += 1;
+        }
+        k += 1;
     }
     let mut t = 0;
     while t < member.tools.len() {
