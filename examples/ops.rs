@@ -47,6 +47,9 @@ pub struct Saved {
 pub struct Spawn {
     /// Name of the new process.
     pub name: String,
+    /// Start it sleeping instead of running.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// Input of `proc.kill`.
@@ -147,7 +150,7 @@ impl Ops {
         let process = Process {
             pid,
             name: input.name,
-            state: "running".into(),
+            state: if input.paused { "sleeping" } else { "running" }.into(),
         };
         self.processes.upsert(pid, process.clone());
         self.load.update(|l| l.procs = self.processes.len() as u32);
@@ -193,6 +196,8 @@ impl Ops {
 pub struct CountArgs {
     /// Only processes in this state (all when absent).
     pub state: Option<String>,
+    /// Only running processes (true), only the others (false), or all (absent).
+    pub running: Option<bool>,
 }
 
 /// Count processes, optionally only those in one state.
@@ -207,7 +212,9 @@ pub async fn count(
         let Some(p) = client.processes().get(&pid).await? else {
             continue;
         };
-        if args.state.as_deref().is_none_or(|s| s == p.state) {
+        if args.state.as_deref().is_none_or(|s| s == p.state)
+            && args.running.is_none_or(|r| r == (p.state == "running"))
+        {
             n += 1;
         }
     }

@@ -84,7 +84,10 @@ async fn the_wire_serves_only_what_is_exposed() {
     assert_eq!(client.processes().keys().await.unwrap(), vec![1, 2]);
     let spawned = client
         .proc()
-        .spawn(ops::Spawn { name: "vim".into() })
+        .spawn(ops::Spawn {
+            name: "vim".into(),
+            paused: false,
+        })
         .await
         .unwrap();
     assert_eq!(spawned.pid, 3);

@@ -80,7 +80,7 @@ fn removed_or_renamed_names_break() {
 
 #[test]
 fn a_new_required_field_or_a_narrowed_type_breaks() {
-    // Then, `count` took no `state`, and `proc_kill` took its pid as any number.
+    // Then, `count` took no `state` (nor `running`), and `proc_kill` took its pid as any number.
     let old = past(|m| {
         let count = m.tools.get_mut("count").unwrap();
         count["inputSchema"]["properties"] = json!({});
@@ -100,6 +100,7 @@ fn a_new_required_field_or_a_narrowed_type_breaks() {
     assert_eq!(
         Manifest::compare(&old, &Manifest::of(&served())).additive,
         [
+            "tool \"count\": optional input field `running` was added",
             "tool \"count\": optional input field `state` was added",
             "tool \"proc_kill\": input field `pid` changed its description"
         ]

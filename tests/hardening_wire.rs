@@ -304,7 +304,7 @@ async fn an_answer_over_the_frame_limit_is_refused_alone_and_a_bystander_call_co
     let name = "x".repeat(6 << 20);
     let fills = (0..3).map(|_| {
         let (client, name) = (client.clone(), name.clone());
-        tokio::spawn(async move { client.proc().spawn(ops::Spawn { name }).await })
+        tokio::spawn(async move { client.proc().spawn(ops::Spawn { name, paused: false }).await })
     });
     for fill in futures_join(fills).await {
         fill.unwrap().expect("a large spawn succeeds");
@@ -316,6 +316,7 @@ async fn an_answer_over_the_frame_limit_is_refused_alone_and_a_bystander_call_co
                 .proc()
                 .spawn(ops::Spawn {
                     name: "bystander".into(),
+                    paused: false,
                 })
                 .await
         })
@@ -461,6 +462,7 @@ async fn a_watch_nobody_reads_is_bounded_and_then_says_it_lagged() {
             .proc()
             .spawn(ops::Spawn {
                 name: format!("p{i}"),
+                paused: false,
             })
             .await
             .unwrap();

@@ -6,7 +6,7 @@ mod common;
 #[path = "../examples/ops.rs"]
 mod ops;
 
-use common::{ERAS, Era, connect, empty, text};
+use common::{ERAS, Era, connect, empty, golden, text};
 use rmcp::model::ErrorCode;
 use serde_json::json;
 use std::sync::Arc;
@@ -20,16 +20,6 @@ fn serve() -> (Arc<ops::Ops>, ServedMcp) {
         .start()
         .expect("the ops bundle composes");
     (surface, served)
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("SURFACE_BLESS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-    }
-    let expected =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (bless with SURFACE_BLESS=1)"));
-    assert_eq!(actual, expected, "{name} differs from its golden file");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,9 +33,13 @@ async fn openai_strict_advertises_closed_objects_and_reads_null_as_absent() {
                     "state": {
                         "description": "Only processes in this state (all when absent).",
                         "type": ["string", "null"]
+                    },
+                    "running": {
+                        "description": "Only running processes (true), only the others (false), or all (absent).",
+                        "type": ["boolean", "null"]
                     }
                 },
-                "required": ["state"],
+                "required": ["running", "state"],
                 "additionalProperties": false
             })
         );

@@ -244,7 +244,14 @@ async fn soak() {
                 }
                 // Every spawn and kill adds a line to the `log` stream: its bounded history
                 // (`surface::STREAM_HISTORY`) keeps that flat too.
-                if let Ok(p) = client.proc().spawn(ops::Spawn { name: "soak".into() }).await {
+                if let Ok(p) = client
+                    .proc()
+                    .spawn(ops::Spawn {
+                        name: "soak".into(),
+                        paused: false,
+                    })
+                    .await
+                {
                     counts.count(client.proc().kill(ops::Kill { pid: p.pid }).await.is_ok());
                 }
                 drop(watch);

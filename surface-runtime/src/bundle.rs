@@ -204,6 +204,19 @@ impl BundleClient {
         BundleClient::default()
     }
 
+    /// A bundle over erased dispatches (what a face builds when it dials lazily).
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn from_dispatches(
+        core: Option<Arc<dyn Dispatch>>,
+        siblings: BTreeMap<String, Arc<dyn Dispatch>>,
+    ) -> Self {
+        BundleClient {
+            core,
+            siblings,
+            host: None,
+        }
+    }
+
     /// A bundle whose core is reached through `client`.
     pub fn with_core<C: SurfaceClient>(client: C) -> Self {
         BundleClient::new().core(client)

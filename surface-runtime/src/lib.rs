@@ -7,6 +7,8 @@
 
 pub mod blocks;
 pub mod bundle;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod dispatch;
 mod expose;
 mod failure;

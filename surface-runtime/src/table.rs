@@ -5,8 +5,8 @@
 //! `tools/list` and `tools/call`, the argv face's subcommands), so a name, a schema or a
 //! refusal can never differ between faces. Nothing here depends on rmcp.
 
-// Without a face that names tools (mcp) the table is built by nothing.
-#![cfg_attr(not(feature = "mcp"), allow(dead_code))]
+// Without a face that names tools (mcp, cli) the table is built by nothing.
+#![cfg_attr(not(any(feature = "mcp", feature = "cli")), allow(dead_code))]
 
 use crate::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, SurfaceTool};
 use crate::expose::Exposure;
@@ -59,6 +59,22 @@ pub fn scoped_member_name(sibling: Option<&str>, key: &str) -> String {
     }
 }
 
+/// String equality in const evaluation (what compile-time roster checks compare names with).
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Where a name comes from: the core (`None`) or a sibling.
 pub(crate) type Owner = Option<String>;
 
@@ -94,6 +110,7 @@ pub(crate) enum ToolTarget {
 
 impl ToolTarget {
     /// The sibling that owns the tool (`None`: the core or the root).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) fn owner(&self) -> Owner {
         match self {
             ToolTarget::Procedure { owner, .. }

@@ -143,3 +143,14 @@ pub fn example_binary(name: &str) -> std::path::PathBuf {
         .join("examples")
         .join(name)
 }
+
+/// Compares `actual` with `tests/golden/<name>`; `SURFACE_BLESS=1` rewrites the file instead.
+pub fn golden(name: &str, actual: &str) {
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("SURFACE_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (bless with SURFACE_BLESS=1)"));
+    assert_eq!(actual, expected, "{name} differs from its golden file");
+}

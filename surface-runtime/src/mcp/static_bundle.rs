@@ -6,6 +6,7 @@ use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 use crate::expose::{ExposeEntry, Exposure};
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::surface::Surface;
+use crate::table::str_eq;
 use crate::{BespokeTool, Expose};
 
 /// One surface of a static bundle, as const evaluation sees it.
@@ -292,21 +293,6 @@ const fn collect(
         t += 1;
     }
     n
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// Refuses, in const evaluation, what the boot-time composition would refuse.

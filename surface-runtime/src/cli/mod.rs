@@ -1,0 +1,1105 @@
+//! The argv face: a command-line tool built from the same served tool table and expose map
+//! the MCP face uses, with no MCP server in it (feature `cli`; no rmcp in its tree).
+//!
+//! [`Cli`] takes what [`crate::mcp::McpServer`] takes — a core [`Member`], keyed siblings,
+//! bundle-root tools, and a client factory (in-process: [`Cli::client`]; a daemon dialled over
+//! the wire face: [`Cli::dial`], which adds `--socket PATH`) — and answers a command tree:
+//!
+//! - one subcommand per served tool, named exactly as `tools/list` names it, whose flags are a
+//!   pure function of the tool's advertised input schema (`--field` per property, the tristate
+//!   `--x`/`--no-x` for booleans, repeatable arrays, enum values as possible values, anything
+//!   else as JSON), or `--input '<json>'` / `--input -` (stdin) for the whole object;
+//! - the reader commands `list [--json]`, `get <cell|stream> [--follow]`,
+//!   `get <collection> <key>`, `keys <collection>`, `watch <member>`, and
+//!   `completions <bash|zsh|fish>`.
+//!
+//! Input is checked locally against the advertised schema before anything is dialled; a
+//! bespoke tool decodes its input into its own type before its client dials. stdout carries
+//! data only: one JSON value (indented on a terminal, compact in a pipe), or NDJSON for
+//! streams and watches; `--json` prints a tool's whole answer. Refusals go to stderr as JSON.
+//! The exit code says what happened: see [`exit`].
+//!
+//! ```no_run
+//! # use std::convert::Infallible;
+//! # use surface_runtime::{Expose, bundle::{BundleClient, Member}};
+//! # fn run<S: surface_runtime::Surface>(expose: Expose<S>, client: S::Client) -> std::process::ExitCode {
+//! use surface_runtime::cli::Cli;
+//!
+//! Cli::new("tinyctl", "1.0.0")
+//!     .about("The tiny surface, as a command.")
+//!     .core(Member::new(expose))
+//!     .client(move || BundleClient::with_core(client.clone()))
+//!     .build()
+//!     .expect("the table composes")
+//!     .main()
+//! # }
+//! ```
+
+mod check;
+mod flags;
+
+use crate::blocks::{Block, EmbeddedBody, OkContent};
+use crate::bundle::{BundleClient, Member, OwnedBundle, RootTools, Siblings};
+use crate::dispatch::Dispatch;
+use crate::failure::{Failure, FailureKind};
+use crate::member::{Change, ChangeStream, Write};
+use crate::schema;
+use crate::spec::{MemberKind, SurfaceSpec};
+use crate::table::{
+    ToolRow, exposed_members, resource_uri, roster_problems, scoped_member_name, str_eq, tool_table,
+};
+use crate::tool::{BespokeTool, CancellationToken, OkImage, ToolOutput};
+use base64::Engine;
+use clap::builder::PossibleValuesParser;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Exit codes of a command built by [`Cli`].
+pub mod exit {
+    /// The command did what was asked (a closed stdout, as in `| head -1`, counts as done).
+    pub const OK: u8 = 0;
+    /// The tool refused (`isError`), or what was asked for does not exist.
+    pub const REFUSED: u8 = 1;
+    /// The command line was wrong: nothing was dialled, no handler ran.
+    pub const USAGE: u8 = 2;
+    /// The served surface could not be reached, or did not answer in time.
+    pub const UNREACHABLE: u8 = 3;
+    /// Interrupted (Ctrl-C).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// The reader commands; a tool of one of these names is refused.
+pub const READER_COMMANDS: &[&str] = &["list", "get", "keys", "watch", "completions", "help"];
+
+/// Flags every tool subcommand (or the whole command) already takes; a property of one of
+/// these names is refused.
+const RESERVED_FLAGS: &[&str] = &["input", "json", "help", "socket", "timeout", "version"];
+
+/// How long dialling and each single request may take, unless `--timeout` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Refuses, in const evaluation, a statically named tool that collides with a reader command:
+/// a compile error where the roster is static.
+///
+/// ```
+/// # use surface_runtime::cli::assert_tool_names;
+/// const _: () = assert_tool_names(&["count", "proc_kill"]);
+/// ```
+///
+/// ```compile_fail
+/// # use surface_runtime::cli::assert_tool_names;
+/// const _: () = assert_tool_names(&["count", "list"]); // `list` is a reader command
+/// ```
+pub const fn assert_tool_names(names: &[&str]) {
+    let mut i = 0;
+    while i < names.len() {
+        let mut r = 0;
+        while r < READER_COMMANDS.len() {
+            if str_eq(names[i], READER_COMMANDS[r]) {
+                panic!(
+                    "a tool is named like a reader command of the argv face (list, get, keys, watch, completions, help): rename the tool"
+                );
+            }
+            r += 1;
+        }
+        i += 1;
+    }
+}
+
+/// Why a command tree was refused: one sentence per problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// One sentence per problem.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "surface-cli: the command was refused: {}",
+            self.problems.join("; ")
+        )
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+type LocalFactory = Arc<dyn Fn() -> BundleClient + Send + Sync>;
+type SocketFactory = Arc<dyn Fn(PathBuf) -> BoxFuture<'static, Result<OwnedBundle, Failure>> + Send + Sync>;
+
+/// Builds the argv face of a rooted bundle. See the [module docs](self).
+#[must_use = "call `.build()` to compose the command"]
+pub struct Cli {
+    name: String,
+    version: String,
+    about: Option<String>,
+    core: Option<Member>,
+    siblings: Siblings,
+    root_tools: RootTools,
+    local: Option<LocalFactory>,
+    socket: Option<SocketFactory>,
+}
+
+impl Cli {
+    /// A command called `name` (its binary name in help and completions) at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Cli {
+            name: name.into(),
+            version: version.into(),
+            about: None,
+            core: None,
+            siblings: Siblings::new(),
+            root_tools: RootTools::new(),
+            local: None,
+            socket: None,
+        }
+    }
+
+    /// The one-line description `--help` starts with.
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        self.about = Some(about.into());
+        self
+    }
+
+    /// The unprefixed core.
+    pub fn core(mut self, core: Member) -> Self {
+        self.core = Some(core);
+        self
+    }
+
+    /// Adds a sibling under `key`: its tools are `key_<name>`, its members `key/<name>`.
+    pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
+        self.siblings.insert(key.into(), sibling);
+        self
+    }
+
+    /// Adds a bundle-root tool (bare-named, handed the whole bundle).
+    pub fn root_tool<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
+        self.root_tools = self.root_tools.with(tool);
+        self
+    }
+
+    /// Serves the command in-process: `factory` builds the live clients, once, when a command
+    /// first needs them (never for `--help`, `list` or `completions`).
+    pub fn client(mut self, factory: impl Fn() -> BundleClient + Send + Sync + 'static) -> Self {
+        self.local = Some(Arc::new(factory));
+        self
+    }
+
+    /// Adds `--socket PATH`: `dial(path)` opens a connection to a served daemon (e.g. with
+    /// [`crate::wire::dial_unix_socket`]) and answers it as an [`OwnedBundle`] — the shape
+    /// [`crate::mcp::McpServer::dial`] takes, handed the path. Without `--socket`, the command
+    /// runs in-process when [`Cli::client`] was given, and is a usage error otherwise.
+    pub fn dial<F, Fut>(mut self, dial: F) -> Self
+    where
+        F: Fn(PathBuf) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<OwnedBundle, Failure>> + Send + 'static,
+    {
+        self.socket = Some(Arc::new(move |path| Box::pin(dial(path))));
+        self
+    }
+
+    /// Composes the tool table (with every rule the MCP face applies) and the command tree;
+    /// refuses a tool named like a reader command and a property named like a flag the
+    /// command already takes. Dials nothing.
+    pub fn build(self) -> Result<BuiltCli, BuildError> {
+        let mut problems = roster_problems(self.core.as_ref(), &self.siblings);
+        let rows = tool_table(
+            self.core.as_ref(),
+            &self.siblings,
+            &self.root_tools,
+            &mut problems,
+        );
+        let mut tools = Vec::new();
+        for row in rows {
+            if READER_COMMANDS.contains(&row.name.as_str()) {
+                problems.push(format!(
+                    "tool name \"{}\" (from {}) is the reader command `{}` of the argv face — rename the tool",
+                    row.name, row.origin, row.name
+                ));
+                continue;
+            }
+            let fields = flags::fields(&row.entry.input.schema);
+            let mut longs = flags::longs(&fields);
+            for long in &longs {
+                if RESERVED_FLAGS.contains(&long.as_str()) {
+                    problems.push(format!(
+                        "tool \"{}\" has a property `{long}`, and `--{long}` is a flag the command already takes — rename the property",
+                        row.name
+                    ));
+                }
+            }
+            longs.sort();
+            if let Some(w) = longs.windows(2).find(|w| w[0] == w[1]) {
+                problems.push(format!(
+                    "tool \"{}\" would take `--{}` twice (a boolean `x` also takes `--no-x`) — rename a property",
+                    row.name, w[0]
+                ));
+            }
+            tools.push(Tool { row, fields });
+        }
+        let mut members = Vec::new();
+        let all = self
+            .core
+            .iter()
+            .map(|c| (None, c))
+            .chain(self.siblings.iter().map(|(k, m)| (Some(k.as_str()), m)));
+        for (sibling, member) in all {
+            for (name, kind) in exposed_members(member) {
+                members.push(MemberRow {
+                    name: scoped_member_name(sibling, name),
+                    owner: sibling.map(str::to_owned),
+                    member: name,
+                    kind,
+                    spec: member.spec(),
+                });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BuildError { problems });
+        }
+        let specs = self
+            .core
+            .as_ref()
+            .map(|c| (None, c.spec()))
+            .into_iter()
+            .chain(self.siblings.iter().map(|(k, m)| (Some(k.clone()), m.spec())))
+            .collect();
+        Ok(BuiltCli {
+            name: self.name,
+            version: self.version,
+            about: self.about,
+            tools,
+            members,
+            specs,
+            local: self.local,
+            socket: self.socket,
+        })
+    }
+}
+
+struct Tool {
+    row: ToolRow,
+    fields: Vec<flags::Field>,
+}
+
+struct MemberRow {
+    /// `load`, or `t/load` on sibling `t`.
+    name: String,
+    owner: Option<String>,
+    member: &'static str,
+    kind: MemberKind,
+    spec: &'static SurfaceSpec,
+}
+
+impl MemberRow {
+    fn uri(&self) -> String {
+        resource_uri(self.owner.as_deref(), self.kind, self.member)
+    }
+    fn doc(&self) -> &'static str {
+        self.spec.member(self.member).map_or("", |m| m.doc)
+    }
+}
+
+/// A composed command: build its clap [`Command`], or run it on arguments.
+pub struct BuiltCli {
+    name: String,
+    version: String,
+    about: Option<String>,
+    tools: Vec<Tool>,
+    members: Vec<MemberRow>,
+    specs: Vec<(Option<String>, &'static SurfaceSpec)>,
+    local: Option<LocalFactory>,
+    socket: Option<SocketFactory>,
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").trim().to_owned()
+}
+
+/// What ended a command early: an exit code, with what to say on stderr.
+struct Stop(u8);
+
+impl BuiltCli {
+    /// The names of the tool subcommands, in `tools/list` order.
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.row.name.as_str()).collect()
+    }
+
+    fn member_names(&self, kinds: &[MemberKind]) -> Vec<String> {
+        self.members
+            .iter()
+            .filter(|m| kinds.contains(&m.kind))
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// The whole command tree, as clap sees it (e.g. to render help or completions).
+    pub fn command(&self) -> Command {
+        let member_arg = |kinds: &[MemberKind], help: &'static str| {
+            Arg::new("member")
+                .required(true)
+                .value_name("MEMBER")
+                .help(help)
+                .value_parser(PossibleValuesParser::new(self.member_names(kinds)))
+        };
+        let mut cmd = Command::new(self.name.clone())
+            .version(self.version.clone())
+            .subcommand_required(true)
+            .arg_required_else_help(true)
+            .arg(
+                Arg::new("timeout")
+                    .long("timeout")
+                    .global(true)
+                    .help_heading("Connection")
+                    .value_name("SECONDS")
+                    .value_parser(clap::value_parser!(u64))
+                    .help("How long dialling and each request may take (default: 30)"),
+            );
+        if let Some(about) = &self.about {
+            cmd = cmd.about(about.clone());
+        }
+        if self.socket.is_some() {
+            cmd = cmd.arg(
+                Arg::new("socket")
+                    .long("socket")
+                    .global(true)
+                    .help_heading("Connection")
+                    .value_name("PATH")
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(if self.local.is_some() {
+                        "Dial the daemon serving the surface on this unix socket (default: run in-process)"
+                    } else {
+                        "Dial the daemon serving the surface on this unix socket (required)"
+                    }),
+            );
+        }
+        for tool in &self.tools {
+            let description = tool.row.description;
+            let mut sub = Command::new(tool.row.name.clone())
+                .about(first_line(description))
+                .long_about((!description.is_empty()).then_some(description));
+            // The tool's own flags first, then how else to give its input.
+            for field in &tool.fields {
+                for arg in flags::args(field) {
+                    sub = sub.arg(arg);
+                }
+            }
+            sub = sub
+                .arg(
+                    Arg::new("input")
+                        .long("input")
+                        .value_name("JSON|-")
+                        .conflicts_with_all(flags::ids(&tool.fields))
+                        .help("The whole input as one JSON object; `-` reads it from stdin"),
+                )
+                .arg(
+                    Arg::new("json")
+                        .long("json")
+                        .action(ArgAction::SetTrue)
+                        .help("Print the whole answer (content, structuredContent, isError)"),
+                );
+            cmd = cmd.subcommand(sub);
+        }
+        use MemberKind::*;
+        cmd.subcommand(
+            Command::new("list")
+                .about("List the tools and members this command reaches (read from the table: dials nothing)")
+                .arg(
+                    Arg::new("json")
+                        .long("json")
+                        .action(ArgAction::SetTrue)
+                        .help("Print every tool with its input schema and every member with its URI"),
+                ),
+        )
+        .subcommand(
+            Command::new("get")
+                .about("Print a cell's value, a stream's chunks (NDJSON), or one item of a collection")
+                .arg(member_arg(
+                    &[Cell, Stream, Collection],
+                    "A cell, stream or collection",
+                ))
+                .arg(
+                    Arg::new("key")
+                        .value_name("KEY")
+                        .help("The item's key (collections only)"),
+                )
+                .arg(
+                    Arg::new("follow")
+                        .long("follow")
+                        .short('f')
+                        .action(ArgAction::SetTrue)
+                        .help("Keep printing: each new value of a cell, each new chunk of a stream (NDJSON)"),
+                ),
+        )
+        .subcommand(
+            Command::new("keys")
+                .about("Print the keys of a collection")
+                .arg(member_arg(&[Collection], "A collection")),
+        )
+        .subcommand(
+            Command::new("watch")
+                .about("Print every change of a member from now on, one JSON line each")
+                .arg(member_arg(&[Cell, Collection, Stream, Event], "Any member")),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(
+                    Arg::new("shell")
+                        .required(true)
+                        .value_parser(PossibleValuesParser::new(["bash", "zsh", "fish"])),
+                ),
+        )
+    }
+
+    /// Runs the command on this process's arguments in a fresh runtime, and answers its exit
+    /// code (see [`exit`]).
+    pub fn main(self) -> std::process::ExitCode {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        match runtime {
+            Ok(rt) => std::process::ExitCode::from(rt.block_on(self.run(std::env::args_os()))),
+            Err(e) => {
+                eprintln!(
+                    "{}",
+                    json!({"message": format!("no runtime: {e}"), "kind": "error"})
+                );
+                std::process::ExitCode::from(exit::REFUSED)
+            }
+        }
+    }
+
+    /// Runs the command on `args` (the first is the binary's name) and answers its exit code.
+    /// Ctrl-C ends it with [`exit::INTERRUPTED`].
+    pub async fn run<I, T>(&self, args: I) -> u8
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = match self.command().try_get_matches_from(args) {
+            Ok(m) => m,
+            Err(e) => {
+                // Help and version go to stdout with 0; usage errors to stderr with 2.
+                let _ = e.print();
+                return e.exit_code().clamp(0, 255) as u8;
+            }
+        };
+        tokio::select! {
+            code = self.dispatch(&matches) => code.unwrap_or_else(|Stop(code)| code),
+            _ = tokio::signal::ctrl_c() => exit::INTERRUPTED,
+        }
+    }
+
+    async fn dispatch(&self, matches: &ArgMatches) -> Result<u8, Stop> {
+        let out = Out::stdout();
+        let (name, sub) = matches.subcommand().expect("a subcommand is required");
+        match name {
+            "list" => out.value(&self.list(sub.get_flag("json"))).map(|()| exit::OK),
+            "completions" => {
+                let shell = match sub.get_one::<String>("shell").map(String::as_str) {
+                    Some("zsh") => clap_complete::Shell::Zsh,
+                    Some("fish") => clap_complete::Shell::Fish,
+                    _ => clap_complete::Shell::Bash,
+                };
+                let mut script = Vec::new();
+                clap_complete::generate(shell, &mut self.command(), self.name.clone(), &mut script);
+                out.raw(&script).map(|()| exit::OK)
+            }
+            "get" | "keys" | "watch" => {
+                let member = sub.get_one::<String>("member").expect("required");
+                let row = self
+                    .members
+                    .iter()
+                    .find(|m| &m.name == member)
+                    .expect("clap checked it");
+                let link = self.link(matches)?;
+                let timeout = timeout(matches);
+                match name {
+                    "keys" => {
+                        let keys = link
+                            .within(timeout, |d| async move { d.read(row.member).await }, row)
+                            .await?;
+                        out.value(&keys).map(|()| exit::OK)
+                    }
+                    "watch" => {
+                        let changes = link
+                            .within(timeout, |d| async move { d.watch(row.member).await }, row)
+                            .await?;
+                        follow(changes, &out, |c| Some(change_json(c))).await
+                    }
+                    _ => self.get(row, sub, &link, timeout, &out).await,
+                }
+            }
+            tool => {
+                let tool = self
+                    .tools
+                    .iter()
+                    .find(|t| t.row.name == tool)
+                    .expect("clap checked it");
+                self.call(tool, sub, matches, &out).await
+            }
+        }
+    }
+
+    async fn get(
+        &self,
+        row: &MemberRow,
+        sub: &ArgMatches,
+        link: &Link,
+        timeout: Duration,
+        out: &Out,
+    ) -> Result<u8, Stop> {
+        let key = sub.get_one::<String>("key");
+        let follows = sub.get_flag("follow");
+        match (row.kind, key) {
+            (MemberKind::Collection, Some(key)) if !follows => {
+                let item = link
+                    .within(
+                        timeout,
+                        |d| async move { d.read_item(row.member, key).await },
+                        row,
+                    )
+                    .await?;
+                out.value(&item).map(|()| exit::OK)
+            }
+            (MemberKind::Collection, _) => Err(usage(format!(
+                "`{}` is a collection: `keys {0}` lists its keys, `get {0} <KEY>` reads one item (without --follow)",
+                row.name
+            ))),
+            (_, Some(_)) => Err(usage(format!(
+                "`{}` is a {}: it has no items, so takes no key",
+                row.name,
+                row.kind.word()
+            ))),
+            (MemberKind::Cell, None) if !follows => {
+                let value = link
+                    .within(timeout, |d| async move { d.read(row.member).await }, row)
+                    .await?;
+                out.value(&value).map(|()| exit::OK)
+            }
+            (kind, None) => {
+                // Watch before reading, so no change between the read and the watch is lost.
+                let changes = if follows {
+                    Some(
+                        link.within(timeout, |d| async move { d.watch(row.member).await }, row)
+                            .await?,
+                    )
+                } else {
+                    None
+                };
+                let now = link
+                    .within(timeout, |d| async move { d.read(row.member).await }, row)
+                    .await?;
+                let first: Vec<Value> = match (kind, now) {
+                    (MemberKind::Stream, Value::Array(chunks)) => chunks,
+                    (_, value) => vec![value],
+                };
+                for v in &first {
+                    out.line(v)?;
+                }
+                match changes {
+                    None => Ok(exit::OK),
+                    Some(changes) => {
+                        follow(changes, out, |c| match c {
+                            Change::Set(v) | Change::Chunk(v) => Some(v),
+                            Change::Lagged(n) => Some(json!({"lagged": n})),
+                            _ => None,
+                        })
+                        .await
+                    }
+                }
+            }
+        }
+    }
+
+    async fn call(&self, tool: &Tool, sub: &ArgMatches, matches: &ArgMatches, out: &Out) -> Result<u8, Stop> {
+        let arguments = match sub.get_one::<String>("input") {
+            Some(text) => {
+                let text = if text == "-" {
+                    std::io::read_to_string(std::io::stdin())
+                        .map_err(|e| usage(format!("stdin could not be read: {e}")))?
+                } else {
+                    text.clone()
+                };
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(Value::Object(o)) => o,
+                    Ok(other) => return Err(usage(format!("--input must be one JSON object, not {other}"))),
+                    Err(e) => return Err(usage(format!("--input is not JSON: {e}"))),
+                }
+            }
+            None => flags::object(&tool.fields, sub),
+        };
+        let input = &tool.row.entry.input;
+        if let Err(m) = check::check(
+            &Value::Object(arguments.clone()),
+            &Value::Object(input.schema.clone()),
+        ) {
+            return Err(refuse(&Failure::new(
+                FailureKind::InvalidInput {
+                    field: m.field.clone(),
+                },
+                if m.field.is_empty() {
+                    format!("invalid arguments: {}", m.message)
+                } else {
+                    format!("invalid argument `{}`: {}", m.field, m.message)
+                },
+            )));
+        }
+        let value = schema::unwrap_input(input, Some(arguments)).map_err(|e| {
+            refuse(&Failure::new(
+                FailureKind::InvalidInput {
+                    field: e.field.clone(),
+                },
+                format!("invalid argument `{}`: {}", e.field, e.message),
+            ))
+        })?;
+        let link = self.link(matches)?;
+        let bundle = link.bundle();
+        let target = &tool.row.entry.target;
+        let answer = match tokio::time::timeout(
+            timeout(matches),
+            target.run(&bundle, value, CancellationToken::new()),
+        )
+        .await
+        {
+            Ok(answer) => answer,
+            Err(_) => Err(timed_out(timeout(matches))),
+        };
+        if sub.get_flag("json") {
+            out.value(&whole_answer(&answer))?;
+        }
+        match answer {
+            Ok(output) => {
+                if !sub.get_flag("json") {
+                    out.value(&match output {
+                        ToolOutput::Value(v) => v,
+                        ToolOutput::Image(OkImage { detail, .. }) => detail,
+                        // The value when the answer has one, else its blocks as MCP carries them.
+                        ToolOutput::Content(OkContent { value: Some(v), .. }) => v,
+                        ToolOutput::Content(OkContent { blocks, value: None }) => {
+                            Value::Array(blocks.iter().map(block_json).collect())
+                        }
+                    })?;
+                }
+                Ok(exit::OK)
+            }
+            Err(f) => Err(refuse(&f)),
+        }
+    }
+
+    fn list(&self, whole: bool) -> Value {
+        if whole {
+            let tools: Vec<Value> = self
+                .tools
+                .iter()
+                .map(|t| {
+                    let mut o = Map::new();
+                    o.insert("name".into(), t.row.name.clone().into());
+                    if let Some(title) = t.row.title {
+                        o.insert("title".into(), title.into());
+                    }
+                    if !t.row.description.is_empty() {
+                        o.insert("description".into(), t.row.description.into());
+                    }
+                    o.insert(
+                        "inputSchema".into(),
+                        Value::Object(t.row.entry.input.schema.clone()),
+                    );
+                    o.insert(
+                        "annotations".into(),
+                        json!({"readOnlyHint": !t.row.mutates, "destructiveHint": t.row.mutates}),
+                    );
+                    Value::Object(o)
+                })
+                .collect();
+            let members: Vec<Value> = self
+                .members
+                .iter()
+                .map(|m| {
+                    let mut o = Map::new();
+                    o.insert("name".into(), m.name.clone().into());
+                    o.insert("kind".into(), m.kind.word().into());
+                    o.insert("uri".into(), m.uri().into());
+                    if !m.doc().is_empty() {
+                        o.insert("description".into(), m.doc().into());
+                    }
+                    Value::Object(o)
+                })
+                .collect();
+            json!({"tools": tools, "members": members})
+        } else {
+            let tools = self.tools.iter().map(
+                |t| json!({"name": t.row.name, "kind": "tool", "description": first_line(t.row.description)}),
+            );
+            let members = self
+                .members
+                .iter()
+                .map(|m| json!({"name": m.name, "kind": m.kind.word(), "description": first_line(m.doc())}));
+            Value::Array(tools.chain(members).collect())
+        }
+    }
+
+    /// The connection this invocation uses: in-process, or `--socket PATH` dialled on first use.
+    fn link(&self, matches: &ArgMatches) -> Result<Link, Stop> {
+        let socket = self.socket.as_ref().and_then(|f| {
+            matches
+                .get_one::<PathBuf>("socket")
+                .map(|p| (f.clone(), p.clone()))
+        });
+        let reach = match (socket, &self.local) {
+            (Some((dial, path)), _) => Reach::Dial(dial, path),
+            (None, Some(local)) => Reach::Local(local.clone()),
+            (None, None) => return Err(usage("no served surface to reach: pass --socket PATH".to_owned())),
+        };
+        Ok(Link(Arc::new(Connector {
+            reach,
+            timeout: timeout(matches),
+            slot: tokio::sync::OnceCell::new(),
+            specs: self.specs.clone(),
+        })))
+    }
+}
+
+fn timeout(matches: &ArgMatches) -> Duration {
+    matches
+        .get_one::<u64>("timeout")
+        .map_or(DEFAULT_TIMEOUT, |s| Duration::from_secs(*s))
+}
+
+fn timed_out(after: Duration) -> Failure {
+    Failure::new(
+        FailureKind::Transport {
+            outcome_unknown: true,
+        },
+        format!(
+            "no answer within {} s (--timeout): the served side may still act on the request",
+            after.as_secs()
+        ),
+    )
+}
+
+/// Prints `f` on stderr as JSON and answers the exit code its kind calls for.
+fn refuse(f: &Failure) -> Stop {
+    let line = serde_json::to_string(f).unwrap_or_else(|_| json!({"message": f.message}).to_string());
+    eprintln!("{line}");
+    Stop(match f.kind {
+        FailureKind::Transport { .. } => exit::UNREACHABLE,
+        FailureKind::InvalidInput { .. } => exit::USAGE,
+        _ => exit::REFUSED,
+    })
+}
+
+fn usage(message: String) -> Stop {
+    refuse(&Failure::new(
+        FailureKind::InvalidInput { field: String::new() },
+        message,
+    ))
+}
+
+/// The answer as `tools/call` carries it: text and structured content read off one value.
+fn whole_answer(answer: &Result<ToolOutput, Failure>) -> Value {
+    let normalize = |v: Value| match v {
+        Value::Object(o) => Value::Object(o),
+        other => json!({"value": other}),
+    };
+    match answer {
+        Ok(ToolOutput::Value(v)) => {
+            let structured = normalize(v.clone());
+            let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
+            json!({"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": false})
+        }
+        Ok(ToolOutput::Image(OkImage { bytes, mime, detail })) => {
+            let data = base64(bytes);
+            json!({
+                "content": [{"type": "image", "data": data, "mimeType": mime}],
+                "structuredContent": normalize(detail.clone()),
+                "isError": false
+            })
+        }
+        Ok(ToolOutput::Content(OkContent { blocks, value })) => {
+            let mut o =
+                json!({"content": blocks.iter().map(block_json).collect::<Vec<_>>(), "isError": false});
+            if let Some(v) = value {
+                o["structuredContent"] = normalize(v.clone());
+            }
+            o
+        }
+        Err(f) => {
+            let mut o = json!({"content": [{"type": "text", "text": f.message}], "isError": true});
+            if let Some(d) = &f.detail {
+                o["structuredContent"] = normalize(d.clone());
+            }
+            o
+        }
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// One content block as `tools/call` carries it.
+fn block_json(b: &Block) -> Value {
+    match b {
+        Block::Text(t) => json!({"type": "text", "text": t}),
+        Block::Image { bytes, mime } => json!({"type": "image", "data": base64(bytes), "mimeType": mime}),
+        Block::Audio { bytes, mime } => json!({"type": "audio", "data": base64(bytes), "mimeType": mime}),
+        Block::Embedded { uri, mime, body } => {
+            let mut r = json!({"uri": uri, "mimeType": mime});
+            match body {
+                EmbeddedBody::Text(t) => r["text"] = t.clone().into(),
+                EmbeddedBody::Blob(bytes) => r["blob"] = base64(bytes).into(),
+            }
+            json!({"type": "resource", "resource": r})
+        }
+        Block::Link { uri, name, mime } => {
+            let mut l = json!({"type": "resource_link", "uri": uri, "name": name});
+            if let Some(m) = mime {
+                l["mimeType"] = m.clone().into();
+            }
+            l
+        }
+    }
+}
+
+fn change_json(change: Change) -> Value {
+    serde_json::to_value(&change).unwrap_or(Value::Null)
+}
+
+/// Prints each change `show` keeps as one JSON line until the feed ends (the served side went
+/// away: unreachable) or the reader closes stdout (done).
+async fn follow(
+    mut changes: ChangeStream,
+    out: &Out,
+    show: impl Fn(Change) -> Option<Value>,
+) -> Result<u8, Stop> {
+    while let Some(change) = changes.next().await {
+        if let Some(v) = show(change) {
+            out.line(&v)?;
+        }
+    }
+    Err(refuse(&Failure::new(
+        FailureKind::Transport {
+            outcome_unknown: false,
+        },
+        "the served surface ended the watch (it closed or went away)",
+    )))
+}
+
+/// stdout: one JSON value (indented on a terminal, compact in a pipe) or JSON lines.
+struct Out {
+    pretty: bool,
+}
+
+impl Out {
+    fn stdout() -> Self {
+        Out {
+            pretty: std::io::stdout().is_terminal(),
+        }
+    }
+
+    fn raw(&self, bytes: &[u8]) -> Result<(), Stop> {
+        let mut stdout = std::io::stdout().lock();
+        match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+            Ok(()) => Ok(()),
+            // A reader that has what it wanted (`| head -1`): done, successfully.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Stop(exit::OK)),
+            Err(e) => Err(refuse(&Failure::new(FailureKind::Error, format!("stdout: {e}")))),
+        }
+    }
+
+    fn value(&self, v: &Value) -> Result<(), Stop> {
+        let mut text = if self.pretty {
+            serde_json::to_string_pretty(v)
+        } else {
+            serde_json::to_string(v)
+        }
+        .unwrap_or_default();
+        text.push('\n');
+        self.raw(text.as_bytes())
+    }
+
+    fn line(&self, v: &Value) -> Result<(), Stop> {
+        let mut text = serde_json::to_string(v).unwrap_or_default();
+        text.push('\n');
+        self.raw(text.as_bytes())
+    }
+}
+
+enum Reach {
+    Local(LocalFactory),
+    Dial(SocketFactory, PathBuf),
+}
+
+/// Opens the connection once, on first use: a command that fails its local checks dials
+/// nothing, and a bespoke tool decodes its input before its client dials.
+struct Connector {
+    reach: Reach,
+    timeout: Duration,
+    slot: tokio::sync::OnceCell<Result<Connected, Failure>>,
+    specs: Vec<(Option<String>, &'static SurfaceSpec)>,
+}
+
+struct Connected {
+    bundle: BundleClient,
+    dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl Drop for Connected {
+    fn drop(&mut self) {
+        if let Some(d) = self.dispose.take() {
+            d();
+        }
+    }
+}
+
+impl Connector {
+    async fn bundle(&self) -> Result<&BundleClient, Failure> {
+        let connected = self
+            .slot
+            .get_or_init(|| async {
+                match &self.reach {
+                    Reach::Local(f) => Ok(Connected {
+                        bundle: f(),
+                        dispose: None,
+                    }),
+                    Reach::Dial(dial, path) => {
+                        match tokio::time::timeout(self.timeout, dial(path.clone())).await {
+                            Ok(Ok(owned)) => Ok(Connected {
+                                bundle: owned.bundle.clone(),
+                                dispose: owned_dispose(owned),
+                            }),
+                            Ok(Err(e)) => Err(unreachable(path, &e.message)),
+                            Err(_) => Err(unreachable(
+                                path,
+                                &format!("no greeting within {} s", self.timeout.as_secs()),
+                            )),
+                        }
+                    }
+                }
+            })
+            .await;
+        connected.as_ref().map(|c| &c.bundle).map_err(Clone::clone)
+    }
+
+    async fn dispatch(&self, owner: Option<&str>) -> Result<Arc<dyn Dispatch>, Failure> {
+        self.bundle().await?.dispatch_for(owner)
+    }
+}
+
+fn owned_dispose(mut owned: OwnedBundle) -> Option<Box<dyn FnOnce() + Send + Sync>> {
+    owned.dispose.take()
+}
+
+fn unreachable(path: &Path, why: &str) -> Failure {
+    Failure::new(
+        FailureKind::Transport {
+            outcome_unknown: false,
+        },
+        format!(
+            "the served surface at {} could not be reached: {why}",
+            path.display()
+        ),
+    )
+}
+
+#[derive(Clone)]
+struct Link(Arc<Connector>);
+
+impl Link {
+    /// A bundle of lazy dispatches: each dials (once, shared) on its first request.
+    fn bundle(&self) -> BundleClient {
+        let lazy = |owner: Option<String>, spec| -> Arc<dyn Dispatch> {
+            Arc::new(LazyDispatch {
+                spec,
+                owner,
+                connector: self.0.clone(),
+            })
+        };
+        let mut core = None;
+        let mut siblings = BTreeMap::new();
+        for (owner, spec) in &self.0.specs {
+            match owner {
+                None => core = Some(lazy(None, *spec)),
+                Some(k) => {
+                    siblings.insert(k.clone(), lazy(Some(k.clone()), *spec));
+                }
+            }
+        }
+        BundleClient::from_dispatches(core, siblings)
+    }
+
+    /// One request to `row`'s surface, bounded by `timeout`; a failure is printed and stops.
+    async fn within<F, Fut, T>(&self, timeout: Duration, request: F, row: &MemberRow) -> Result<T, Stop>
+    where
+        F: FnOnce(Arc<dyn Dispatch>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, Failure>>,
+    {
+        let run = async {
+            let dispatch = self.0.dispatch(row.owner.as_deref()).await?;
+            request(dispatch).await
+        };
+        match tokio::time::timeout(timeout, run).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(f)) => Err(refuse(&f)),
+            Err(_) => Err(refuse(&timed_out(timeout))),
+        }
+    }
+}
+
+struct LazyDispatch {
+    spec: &'static SurfaceSpec,
+    owner: Option<String>,
+    connector: Arc<Connector>,
+}
+
+impl Dispatch for LazyDispatch {
+    fn spec(&self) -> &'static SurfaceSpec {
+        self.spec
+    }
+    fn read<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
+        Box::pin(async move {
+            self.connector
+                .dispatch(self.owner.as_deref())
+                .await?
+                .read(member)
+                .await
+        })
+    }
+    fn read_item<'a>(&'a self, member: &'a str, id: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
+        Box::pin(async move {
+            let d = self.connector.dispatch(self.owner.as_deref()).await?;
+            d.read_item(member, id).await
+        })
+    }
+    fn write<'a>(&'a self, member: &'a str, write: Write) -> BoxFuture<'a, Result<(), Failure>> {
+        Box::pin(async move {
+            let d = self.connector.dispatch(self.owner.as_deref()).await?;
+            d.write(member, write).await
+        })
+    }
+    fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
+        Box::pin(async move {
+            self.connector
+                .dispatch(self.owner.as_deref())
+                .await?
+                .watch(member)
+                .await
+        })
+    }
+    fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
+        Box::pin(async move {
+            let d = self.connector.dispatch(self.owner.as_deref()).await?;
+            d.call(procedure, input).await
+        })
+    }
+}
