@@ -9,8 +9,8 @@
 //! What the suite asks for and where it lands here:
 //! - `test_simple_text`, `test_image_content`, `test_error_handling`: bespoke tools answering a
 //!   value, a picture (`render = image`) and a failure (`isError: true`).
-//! - `test_tool_with_progress`, `test_tool_with_logging`: the tools exist and take the time the
-//!   suite expects, but a tool cannot send progress or log notifications yet (a runtime gap).
+//! - `test_tool_with_progress`, `test_tool_with_logging`: tools taking the call context
+//!   (`ToolContext`) to report progress and log to the session that called them.
 //! - `test_trigger_tool_change`: a root tool that rerosters (adds or drops a sibling), so every
 //!   session hears `tools/list_changed`.
 //! - resources, a template, subscribe/unsubscribe: a text cell, a bytes cell served as a PNG
@@ -27,11 +27,11 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use surface::context::{LogLevel, ToolContext};
 use surface::mcp::{BundleClient, CompositionError, McpServer, Member, ServedMcp, Siblings};
 use surface::resource::ResourceForm;
 use surface::{
-    CancellationToken, Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image,
-    surface, tool,
+    Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image, surface, tool,
 };
 
 /// What a template item holds.
@@ -185,28 +185,35 @@ pub async fn test_error_handling(_client: &ConformanceClient) -> Result<String, 
     ))
 }
 
-// It should report 0/50/100 of 100 as progress, but a tool has no way to send progress
-// notifications yet.
-/// Works for ~100 ms in three steps.
+/// Works for ~100 ms in three steps, reporting 0, 50 and 100 of 100 as progress.
 #[tool(read_only)]
 pub async fn test_tool_with_progress(
     _client: &ConformanceClient,
-    cancel: CancellationToken,
+    ctx: ToolContext,
 ) -> Result<String, Failure> {
-    for _ in 0..2 {
-        tokio::select! {
-            _ = cancel.cancelled() => return Err(Failure::new(FailureKind::Error, "cancelled")),
-            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+    for step in 0..3 {
+        if step > 0 {
+            tokio::select! {
+                _ = ctx.cancelled() => return Err(Failure::new(FailureKind::Error, "cancelled")),
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
         }
+        ctx.progress(f64::from(step * 50), Some(100.0)).await;
     }
     Ok("Progress test completed".to_owned())
 }
 
-// It should log each step at `info`, but a tool has no way to send log notifications yet.
-/// Works for ~100 ms in three steps.
+/// Works for ~100 ms in three steps, logging each at `info`.
 #[tool(read_only)]
-pub async fn test_tool_with_logging(_client: &ConformanceClient) -> Result<String, Failure> {
-    tokio::time::sleep(Duration::from_millis(100)).await;
+pub async fn test_tool_with_logging(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    ctx.log(LogLevel::Info, "Tool execution started").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool processing data").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool execution completed").await;
     Ok("Logging test completed".to_owned())
 }
 

@@ -178,3 +178,109 @@ fn declared_uris_join_the_composition_refusals() {
     let unexposed = refusal(Member::new(EXPOSE).resource("nothing", A), None);
     assert!(unexposed.contains("does not expose as a resource"), "{unexposed}");
 }
+
+/// A legacy client that records the progress and log notifications it hears.
+#[derive(Clone, Default)]
+struct Listener(Arc<std::sync::Mutex<Vec<String>>>);
+
+#[allow(deprecated)]
+impl rmcp::ClientHandler for Listener {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("surface-tests", "0.0.0"),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        p: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let token = serde_json::to_value(&p.progress_token).unwrap();
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("progress {token} {}/{:?}", p.progress, p.total));
+    }
+
+    async fn on_logging_message(
+        &self,
+        m: rmcp::model::LoggingMessageNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(format!("{:?} {}", m.level, m.data));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)]
+async fn a_tool_context_reports_progress_and_logs_to_its_session_only() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{
+        CallToolRequestParams, LoggingLevel, NumberOrString, ProgressToken, RequestMetaObject,
+    };
+    let token_of = |call: usize| format!("progress {call} ");
+    let served = conformance::start(Arc::new(Conformance::new())).expect("composes");
+    let open = |listener: Listener| {
+        let served = served.clone();
+        async move {
+            let (server_io, client_io) = tokio::io::duplex(1 << 20);
+            tokio::spawn(async move {
+                let (r, w) = tokio::io::split(server_io);
+                if let Ok(connection) = served.serve(r, w).await {
+                    let _ = connection.waiting().await;
+                }
+            });
+            listener.serve(client_io).await.expect("connects")
+        }
+    };
+    let (heard, other) = (Listener::default(), Listener::default());
+    let client = open(heard.clone()).await;
+    let bystander = open(other.clone()).await;
+
+    // rmcp's client gives every request a progress token of its own (0, 1, …), replacing ours.
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(ProgressToken(NumberOrString::String("p-1".into())));
+    let mut params = CallToolRequestParams::new("test_tool_with_progress");
+    params.meta = Some(meta);
+    client.call_tool(params).await.unwrap();
+
+    // `info` is heard by default; after setLevel(warning) it is filtered out.
+    client
+        .call_tool(CallToolRequestParams::new("test_tool_with_logging"))
+        .await
+        .unwrap();
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(LoggingLevel::Warning))
+        .await
+        .unwrap();
+    client
+        .call_tool(CallToolRequestParams::new("test_tool_with_logging"))
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let heard = heard.0.lock().unwrap().clone();
+    let progress: Vec<&String> = heard.iter().filter(|h| h.starts_with(&token_of(0))).collect();
+    assert_eq!(
+        progress,
+        [
+            "progress 0 0/Some(100.0)",
+            "progress 0 50/Some(100.0)",
+            "progress 0 100/Some(100.0)"
+        ]
+    );
+    assert_eq!(
+        heard[3..],
+        [
+            "Info \"Tool execution started\"",
+            "Info \"Tool processing data\"",
+            "Info \"Tool execution completed\"",
+        ]
+    );
+    assert!(
+        other.0.lock().unwrap().is_empty(),
+        "another session hears nothing"
+    );
+    drop(bystander);
+}

@@ -1,7 +1,7 @@
 //! `#[tool]` on an `async fn`: a bespoke tool.
 //!
 //! Accepts `#[tool(mutates | read_only, title = "…", render = image)]` on
-//! `async fn name([args: A,] client: &C [, cancel: CancellationToken]) -> Result<T, E>`.
+//! `async fn name([args: A,] client: &C [, cancel: CancellationToken | ctx: ToolContext]) -> Result<T, E>`.
 //! Pipeline: parse the attribute with darling and the signature with syn → validate → expand
 //! the function unchanged plus a unit struct `NameTool` (`count` → `CountTool`) implementing
 //! `BespokeTool<Client = C>` by calling it. A companion type, rather than turning the function
@@ -155,7 +155,7 @@ struct Params {
     args: Option<Type>,
     /// The client type (behind the reference).
     client: Type,
-    /// Whether the tool takes the cancellation token.
+    /// Whether the tool takes the cancellation token (or the call context).
     cancel: bool,
 }
 
@@ -175,9 +175,10 @@ fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
             }
         }
     }
-    let cancel = typed
-        .last()
-        .is_some_and(|t| last_segment_is(&t.ty, "CancellationToken"));
+    // The last argument may be the cancellation token or the whole call context.
+    let cancel = typed.last().is_some_and(|t| {
+        last_segment_is(&t.ty, "CancellationToken") || last_segment_is(&t.ty, "ToolContext")
+    });
     if cancel {
         typed.pop();
     }
@@ -284,7 +285,12 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
             quote!(),
         ),
     };
-    let cancel_pass = if params.cancel { quote!(, cancel) } else { quote!() };
+    // The last argument is the cancellation token or the whole call context (`FromCall`).
+    let cancel_pass = if params.cancel {
+        quote!(, ::surface::__private::FromCall::from_call(cancel))
+    } else {
+        quote!()
+    };
     let cancel_unused = if params.cancel {
         quote!()
     } else {

@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod bundle;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod context;
 mod dispatch;
 mod expose;
 mod failure;

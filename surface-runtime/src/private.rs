@@ -3,6 +3,7 @@
 //! Everything generated code names goes through this module (`::surface::__private::…`), so a
 //! user depends on `surface` alone and rmcp, serde_json and schemars churn stays in one crate.
 
+pub use crate::context::FromCall;
 pub use crate::expose::{ExposeEntry, Exposure};
 pub use crate::failure::{Failure, FailureKind, IntoFailure};
 pub use crate::tool::{IntoToolOutput, ToolOutput};

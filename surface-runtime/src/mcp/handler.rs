@@ -127,12 +127,15 @@ impl Shared {
     ) -> Result<Arc<Shared>, CompositionError> {
         let closed = CancellationToken::new();
         let generation = generation::compose(&fixed, siblings, || link(&factory, &closed))?;
+        // Logging (deprecated by rmcp for 2026-07-28) still serves legacy sessions.
+        #[allow(deprecated)]
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_subscribe()
             .enable_resources_list_changed()
+            .enable_logging()
             .build();
         Ok(Arc::new(Shared {
             info: ServerConfig::new(capabilities).with_server_info(identity),
@@ -274,6 +277,8 @@ pub(crate) struct SessionState {
     /// Feeds started by `accepted_subscription_filter`, by the task of the listen request
     /// (rmcp calls the filter and then `listen` in the one task serving that request).
     prestarted: Mutex<Vec<(Option<tokio::task::Id>, Prestarted)>>,
+    /// The least severe log level this session hears (`logging/setLevel`).
+    log: Arc<super::context::LogFilter>,
 }
 
 impl SessionState {
@@ -771,7 +776,8 @@ impl ServerHandler for Session {
         };
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
-                self.run_tool(&generation, &entry.target, input, context.ct.clone())
+                let call = super::context::for_request(&context, self.state.log.clone());
+                call.scope(self.run_tool(&generation, &entry.target, input, context.ct.clone()))
                     .await
             }
             Err(e) => Err(Failure::new(
@@ -786,6 +792,16 @@ impl ServerHandler for Session {
             Err(failure) => results::failure(failure),
         }
         .into())
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.state.log.set(request.level);
+        Ok(())
     }
 
     async fn on_custom_request(

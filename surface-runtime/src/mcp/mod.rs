@@ -23,6 +23,7 @@
 //! ```
 
 mod content;
+mod context;
 pub mod contract;
 mod generation;
 mod handler;

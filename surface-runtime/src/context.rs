@@ -1,0 +1,185 @@
+//! The call context: what a running tool or procedure may tell the one host that asked — progress
+//! and log messages — and the cancellation signal of its request.
+//!
+//! A bespoke tool takes it in place of the cancellation token (`ctx: ToolContext` as its last
+//! argument). Anything else a call runs (a procedure, a helper deep below) reaches the same handle
+//! with [`ToolContext::current`], which is face-neutral: on the MCP face progress goes out as
+//! `notifications/progress` against the request's progress token (nothing when the host gave
+//! none) and log messages as `notifications/message` at or above the session's
+//! `logging/setLevel`; with no face listening (a direct call, a test) both go nowhere.
+//!
+//! ```
+//! use surface_runtime::context::{LogLevel, ToolContext};
+//! # async fn work() {
+//! let ctx = ToolContext::current();
+//! ctx.progress(1.0, Some(3.0)).await;
+//! ctx.log(LogLevel::Info, "step one done").await;
+//! assert!(!ctx.is_cancelled());
+//! # }
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(work());
+//! ```
+
+use crate::tool::CancellationToken;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// How severe a log message is (RFC 5424, as MCP's `logging` names them), least first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// What happens.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Act now.
+    Alert,
+    /// Unusable.
+    Emergency,
+}
+
+/// Where a call's progress and log messages go; each face implements it for the session
+/// that made the request.
+pub trait Reporter: Send + Sync {
+    /// `progress` of `total` (when known) done, with an optional message.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()>;
+    /// A log message from `logger` (when named).
+    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'_, ()>;
+}
+
+/// A running call's handle on its requester: progress, logging, cancellation. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct ToolContext {
+    cancel: CancellationToken,
+    reporter: Option<Arc<dyn Reporter>>,
+}
+
+tokio::task_local! {
+    static CURRENT: ToolContext;
+}
+
+impl ToolContext {
+    /// A context reporting to `reporter`, cancelled by `cancel`.
+    pub fn new(cancel: CancellationToken, reporter: Option<Arc<dyn Reporter>>) -> Self {
+        ToolContext { cancel, reporter }
+    }
+
+    /// The context of the call running on this task (a face sets it with [`ToolContext::scope`]);
+    /// outside any call, one that reports nowhere and is never cancelled.
+    pub fn current() -> ToolContext {
+        CURRENT.try_with(Clone::clone).unwrap_or_default()
+    }
+
+    /// Runs `fut` with `self` as the [`ToolContext::current`] of everything it awaits.
+    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
+        CURRENT.scope(self, fut).await
+    }
+
+    /// Reports `progress` of `total` (when known).
+    pub async fn progress(&self, progress: f64, total: Option<f64>) {
+        if let Some(r) = &self.reporter {
+            r.progress(progress, total, None).await;
+        }
+    }
+
+    /// Reports progress with a message for the host to show.
+    pub async fn progress_with(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
+        if let Some(r) = &self.reporter {
+            r.progress(progress, total, Some(message.into())).await;
+        }
+    }
+
+    /// Logs `data` (a string or any JSON) at `level`.
+    pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        if let Some(r) = &self.reporter {
+            r.log(level, None, data.into()).await;
+        }
+    }
+
+    /// Logs `data` at `level` under the logger name `logger`.
+    pub async fn log_as(&self, logger: impl Into<String>, level: LogLevel, data: impl Into<Value>) {
+        if let Some(r) = &self.reporter {
+            r.log(level, Some(logger.into()), data.into()).await;
+        }
+    }
+
+    /// The request's cancellation signal.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the host cancelled the request.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the host cancels the request.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+}
+
+/// What a bespoke tool's last argument may be: the cancellation token, or the whole
+/// [`ToolContext`]. `#[tool]` builds it from the request's token.
+pub trait FromCall {
+    /// Builds the argument for the call running now.
+    fn from_call(cancel: CancellationToken) -> Self;
+}
+
+impl FromCall for CancellationToken {
+    fn from_call(cancel: CancellationToken) -> Self {
+        cancel
+    }
+}
+
+impl FromCall for ToolContext {
+    fn from_call(cancel: CancellationToken) -> Self {
+        ToolContext {
+            cancel,
+            reporter: ToolContext::current().reporter,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl Reporter for Heard {
+        fn progress(&self, progress: f64, total: Option<f64>, _: Option<String>) -> BoxFuture<'_, ()> {
+            self.0.lock().unwrap().push(format!("{progress}/{total:?}"));
+            Box::pin(async {})
+        }
+        fn log(&self, level: LogLevel, _: Option<String>, data: Value) -> BoxFuture<'_, ()> {
+            self.0.lock().unwrap().push(format!("{level:?} {data}"));
+            Box::pin(async {})
+        }
+    }
+
+    #[tokio::test]
+    async fn the_scoped_context_reaches_nested_code() {
+        let heard = Arc::new(Heard::default());
+        let ctx = ToolContext::new(CancellationToken::new(), Some(heard.clone()));
+        ctx.scope(async {
+            ToolContext::current().progress(1.0, Some(2.0)).await;
+            let arg = <ToolContext as FromCall>::from_call(CancellationToken::new());
+            arg.log(LogLevel::Info, "hi").await;
+        })
+        .await;
+        assert_eq!(*heard.0.lock().unwrap(), ["1/Some(2.0)", "Info \"hi\""]);
+        // Outside a scope, nothing listens.
+        ToolContext::current().log(LogLevel::Error, "lost").await;
+        assert_eq!(heard.0.lock().unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,108 @@
+//! The call context on the MCP face: a tool's progress goes out as `notifications/progress`
+//! against its request's progress token (nothing without one), its log messages as
+//! `notifications/message` to the requesting session only, at or above the level that session
+//! chose with `logging/setLevel` (`info` until it chooses).
+//!
+//! rmcp marks logging deprecated (SEP-2577 drops it from 2026-07-28); legacy sessions still
+//! use it, so this module allows the deprecation.
+#![allow(deprecated)]
+
+use crate::context::{LogLevel, Reporter, ToolContext};
+use futures::future::BoxFuture;
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// One session's `logging/setLevel`: the least severe level it hears.
+pub(crate) struct LogFilter(AtomicU8);
+
+impl Default for LogFilter {
+    fn default() -> Self {
+        LogFilter(AtomicU8::new(LogLevel::Info as u8))
+    }
+}
+
+#[allow(deprecated)]
+fn ours(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
+
+#[allow(deprecated)]
+fn theirs(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+impl LogFilter {
+    /// Sets the least severe level this session hears.
+    #[allow(deprecated)]
+    pub(crate) fn set(&self, level: LoggingLevel) {
+        self.0.store(ours(level) as u8, Ordering::Relaxed);
+    }
+
+    fn hears(&self, level: LogLevel) -> bool {
+        level as u8 >= self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Reports to the session that made one request.
+struct SessionReporter {
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    filter: Arc<LogFilter>,
+}
+
+impl Reporter for SessionReporter {
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let Some(token) = &self.token else { return };
+            let mut param = ProgressNotificationParam::new(token.clone(), progress);
+            param.total = total;
+            param.message = message;
+            // A host that went away cannot hear it; the call goes on regardless.
+            let _ = self.peer.notify_progress(param).await;
+        })
+    }
+
+    #[allow(deprecated)]
+    fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if !self.filter.hears(level) {
+                return;
+            }
+            let mut param = LoggingMessageNotificationParam::new(theirs(level), data);
+            param.logger = logger;
+            let _ = self.peer.notify_logging_message(param).await;
+        })
+    }
+}
+
+/// The context of the tool call `context` carries, reporting to its session.
+pub(crate) fn for_request(context: &RequestContext<RoleServer>, filter: Arc<LogFilter>) -> ToolContext {
+    let reporter = SessionReporter {
+        peer: context.peer.clone(),
+        token: context.meta.get_progress_token(),
+        filter,
+    };
+    ToolContext::new(context.ct.clone(), Some(Arc::new(reporter)))
+}
