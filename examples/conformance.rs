@@ -18,7 +18,9 @@
 //!   fixed `test://…` URI declared with a `ResourceForm`.
 //! - `test_audio_content` (`render = audio`), `test_embedded_resource` (a member read, embedded)
 //!   and `test_multiple_content_types` (text, picture, embedded resource and a link, with data).
-//! - prompts, completions, sampling, elicitation and
+//! - `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`,
+//!   `test_prompt_with_image`: `#[prompt]`s, arguments from their input types.
+//! - completions, sampling, elicitation and
 //!   `input_required` results have no form in a surface: see the expected-failures file.
 
 use schemars::JsonSchema;
@@ -29,9 +31,11 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use surface::context::{LogLevel, ToolContext};
 use surface::mcp::{BundleClient, CompositionError, McpServer, Member, ServedMcp, Siblings};
+use surface::prompt::PromptAnswer;
 use surface::resource::ResourceForm;
 use surface::{
-    Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image, surface, tool,
+    Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image, prompt, surface,
+    tool,
 };
 
 /// What a template item holds.
@@ -174,6 +178,64 @@ pub async fn test_multiple_content_types(_client: &ConformanceClient) -> Result<
         )
         .link(STATIC_TEXT_URI, "static_text")
         .value(data))
+}
+
+/// A prompt without arguments.
+#[prompt]
+pub async fn test_simple_prompt(_client: &ConformanceClient) -> Result<PromptAnswer, Failure> {
+    Ok(PromptAnswer::new().user_text("This is a simple prompt for testing."))
+}
+
+/// Arguments of `test_prompt_with_arguments`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct TwoArgs {
+    /// First test argument.
+    pub arg1: String,
+    /// Second test argument.
+    pub arg2: String,
+}
+
+/// A prompt with two arguments, substituted into its text.
+#[prompt]
+pub async fn test_prompt_with_arguments(
+    args: TwoArgs,
+    _client: &ConformanceClient,
+) -> Result<PromptAnswer, Failure> {
+    Ok(PromptAnswer::new().user_text(format!(
+        "Prompt with arguments: arg1='{}', arg2='{}'",
+        args.arg1, args.arg2
+    )))
+}
+
+/// Arguments of `test_prompt_with_embedded_resource`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct ResourceArg {
+    /// URI of the resource to embed.
+    #[serde(rename = "resourceUri")]
+    pub resource_uri: String,
+}
+
+/// A prompt embedding a resource, then asking about it.
+#[prompt]
+pub async fn test_prompt_with_embedded_resource(
+    args: ResourceArg,
+    _client: &ConformanceClient,
+) -> Result<PromptAnswer, Failure> {
+    Ok(PromptAnswer::new()
+        .user_embedded(
+            args.resource_uri,
+            "text/plain",
+            "Embedded resource content for testing.",
+        )
+        .user_text("Please process the embedded resource above."))
+}
+
+/// A prompt showing a picture, then asking about it.
+#[prompt]
+pub async fn test_prompt_with_image(_client: &ConformanceClient) -> Result<PromptAnswer, Failure> {
+    Ok(PromptAnswer::new()
+        .user_image(RED_PIXEL.to_vec(), "image/png")
+        .user_text("Please analyze the image above."))
 }
 
 /// Always fails.
@@ -355,6 +417,10 @@ pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
                 .tool(TestSimpleTextTool)
                 .tool(TestImageContentTool)
                 .tool(TestErrorHandlingTool)
+                .prompt(TestSimplePromptPrompt)
+                .prompt(TestPromptWithArgumentsPrompt)
+                .prompt(TestPromptWithEmbeddedResourcePrompt)
+                .prompt(TestPromptWithImagePrompt)
                 .tool(TestAudioContentTool)
                 .tool(TestEmbeddedResourceTool)
                 .tool(TestMultipleContentTypesTool)

@@ -177,6 +177,16 @@ fn declared_uris_join_the_composition_refusals() {
     );
     let unexposed = refusal(Member::new(EXPOSE).resource("nothing", A), None);
     assert!(unexposed.contains("does not expose as a resource"), "{unexposed}");
+    let twice = refusal(
+        Member::new(EXPOSE)
+            .prompt(conformance::TestSimplePromptPrompt)
+            .prompt(conformance::TestSimplePromptPrompt),
+        None,
+    );
+    assert!(
+        twice.contains("prompt name \"test_simple_prompt\" is produced by both prompt test_simple_prompt on the core and prompt test_simple_prompt on the core"),
+        "{twice}"
+    );
 }
 
 /// A legacy client that records the progress and log notifications it hears.
@@ -283,4 +293,68 @@ async fn a_tool_context_reports_progress_and_logs_to_its_session_only() {
         "another session hears nothing"
     );
     drop(bystander);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_list_render_and_complete_in_both_eras() {
+    use rmcp::model::{ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, Reference};
+    let fixture = Arc::new(Conformance::new());
+    let served = conformance::start(fixture.clone()).expect("composes");
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        let prompts = client.service.list_all_prompts().await.unwrap();
+        let with_args = prompts
+            .iter()
+            .find(|p| p.name == "test_prompt_with_arguments")
+            .unwrap();
+        let args = serde_json::to_value(&with_args.arguments).unwrap();
+        assert_eq!(
+            args,
+            json!([{"name": "arg1", "description": "First test argument.", "required": true},
+                   {"name": "arg2", "description": "Second test argument.", "required": true}])
+        );
+        let mut get = GetPromptRequestParams::new("test_prompt_with_arguments");
+        get.arguments = Some(serde_json::from_value(json!({"arg1": "a", "arg2": "b"})).unwrap());
+        let rendered = serde_json::to_value(client.service.get_prompt(get).await.unwrap()).unwrap();
+        assert_eq!(
+            rendered["messages"],
+            json!([{"role": "user", "content": {"type": "text", "text": "Prompt with arguments: arg1='a', arg2='b'"}}]),
+            "{era:?}"
+        );
+        let missing = client
+            .service
+            .get_prompt(GetPromptRequestParams::new("test_prompt_with_arguments"))
+            .await
+            .unwrap_err();
+        assert!(
+            rpc_error(missing).message.contains("arg1"),
+            "{era:?}: a missing argument is named"
+        );
+        let image = serde_json::to_value(
+            client
+                .service
+                .get_prompt(GetPromptRequestParams::new("test_prompt_with_image"))
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(image["messages"][0]["content"]["type"], "image");
+
+        // `{id}` completes from the collection's live keys, prefix-filtered.
+        for id in ["124", "200"] {
+            let item = conformance::TemplateData {
+                id: id.into(),
+                template_test: true,
+                data: format!("Data for ID: {id}"),
+            };
+            fixture.template.upsert(id.to_owned(), item);
+        }
+        let complete = CompleteRequestParams::new(
+            Reference::for_resource("test://template/{id}/data"),
+            ArgumentInfo::new("id", "12"),
+        );
+        let info = client.service.complete(complete).await.unwrap().completion;
+        assert_eq!(info.values, ["123", "124"], "{era:?}");
+        assert_eq!((info.total, info.has_more), (Some(2), Some(false)));
+    }
 }

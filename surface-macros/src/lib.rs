@@ -11,6 +11,7 @@ mod docs;
 mod errors;
 mod expose;
 mod names;
+mod prompt;
 mod surface_impl;
 mod surface_struct;
 mod tool;
@@ -80,6 +81,15 @@ fn expand_surface(
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {
         Ok(f) => tool::expand(args.into(), f).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Declares a bespoke prompt on an `async fn([args: A,] client: &C) -> Result<PromptAnswer, E>`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::ItemFn>(item) {
+        Ok(f) => prompt::expand(args.into(), f).into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

@@ -21,6 +21,12 @@ pub fn tool(function: &Ident) -> Ident {
     format_ident!("{}Tool", camel, span = function.span())
 }
 
+/// `summary` → `SummaryPrompt`
+pub fn prompt(function: &Ident) -> Ident {
+    let camel = camel(function.to_string().trim_start_matches("r#"));
+    format_ident!("{}Prompt", camel, span = function.span())
+}
+
 /// `Ops` → `OpsProcedures`
 pub fn procedures(surface: &Ident) -> Ident {
     format_ident!("{}Procedures", surface)

@@ -95,6 +95,8 @@ pub struct Member {
     pub(crate) tools: Vec<Arc<dyn SurfaceTool>>,
     /// Declared resource URIs and body forms, by member key (see [`crate::resource`]).
     pub(crate) forms: Vec<(&'static str, ResourceForm)>,
+    /// Bespoke prompts declared on this surface's client.
+    pub(crate) prompts: Vec<Arc<dyn crate::prompt::SurfacePrompt>>,
 }
 
 impl Member {
@@ -105,7 +107,19 @@ impl Member {
             expose: expose.erase(),
             tools: Vec::new(),
             forms: Vec::new(),
+            prompts: Vec::new(),
         }
+    }
+
+    /// Adds a bespoke prompt declared on this surface's client (`#[prompt]`).
+    pub fn prompt<P>(mut self, prompt: P) -> Self
+    where
+        P: crate::prompt::BespokePrompt,
+        P::Client: SurfaceClient,
+    {
+        self.prompts
+            .push(Arc::new(crate::prompt::OnSurface(Arc::new(prompt))));
+        self
     }
 
     /// Serves the exposed member `key` at its own URI and/or in its own body form (a later

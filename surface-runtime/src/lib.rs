@@ -17,6 +17,7 @@ mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;
+pub mod prompt;
 pub mod resource;
 pub mod schema;
 mod spec;

@@ -71,6 +71,9 @@ pub(crate) struct Generation {
     pub tool_list: Arc<Vec<Tool>>,
     pub resource_list: Arc<Vec<Resource>>,
     pub template_list: Arc<Vec<ResourceTemplate>>,
+    /// Prompts by served name, and the `prompts/list` answer.
+    pub prompts: HashMap<String, super::prompts::PromptEntry>,
+    pub prompt_list: Arc<Vec<rmcp::model::Prompt>>,
 }
 
 /// The fixed part of a bundle: what never moves across rerosters.
@@ -123,6 +126,7 @@ pub(crate) fn compose(
         .collect();
     let tools: HashMap<String, ToolEntry> = rows.into_iter().map(|r| (r.name, r.entry)).collect();
 
+    let (prompts, prompt_list) = super::prompts::prompt_table(fixed.core.as_ref(), &siblings, &mut problems);
     if !problems.is_empty() {
         return Err(CompositionError { problems });
     }
@@ -136,6 +140,8 @@ pub(crate) fn compose(
         tool_list: Arc::new(tool_list),
         resource_list: Arc::new(resource_list),
         template_list: Arc::new(template_list),
+        prompts,
+        prompt_list: Arc::new(prompt_list),
     })
 }
 

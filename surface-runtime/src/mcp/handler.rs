@@ -136,6 +136,9 @@ impl Shared {
             .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
             .build();
         Ok(Arc::new(Shared {
             info: ServerConfig::new(capabilities).with_server_info(identity),
@@ -347,6 +350,7 @@ impl SessionState {
         if let Some(peer) = peer {
             let _ = peer.notify_tool_list_changed().await;
             let _ = peer.notify_resource_list_changed().await;
+            let _ = peer.notify_prompt_list_changed().await;
         }
         for sink in sinks {
             if sink.accepted().tools_list_changed == Some(true) {
@@ -354,6 +358,9 @@ impl SessionState {
             }
             if sink.accepted().resources_list_changed == Some(true) {
                 let _ = sink.notify_resource_list_changed().await;
+            }
+            if sink.accepted().prompts_list_changed == Some(true) {
+                let _ = sink.notify_prompt_list_changed().await;
             }
         }
     }
@@ -792,6 +799,46 @@ impl ServerHandler for Session {
             Err(failure) => results::failure(failure),
         }
         .into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        super::completion::complete(&self.shared.current(), &request)
+            .await
+            .map_err(|f| ErrorData::internal_error(branded(&f.message), None))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(
+            self.shared.current().prompt_list.to_vec(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let generation = self.shared.current();
+        let Some(entry) = generation.prompts.get(&request.name) else {
+            return Err(super::prompts::unknown(&request.name));
+        };
+        let lease = generation
+            .link
+            .lease()
+            .await
+            .map_err(|f| read_error(&request.name, f))?;
+        match super::prompts::render(entry, &lease.bundle, request.arguments).await {
+            Ok(result) => Ok(result.into()),
+            Err(f) => Err(read_error(&request.name, generation.link.after(&lease, f).await)),
+        }
     }
 
     #[allow(deprecated)]

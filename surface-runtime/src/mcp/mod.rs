@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+mod completion;
 mod content;
 mod context;
 pub mod contract;
@@ -30,6 +31,7 @@ mod handler;
 #[cfg(feature = "http")]
 mod http;
 mod link;
+mod prompts;
 mod results;
 mod static_bundle;
 mod stdio;

@@ -63,7 +63,7 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 /// One block of a several-block answer, as MCP content.
-fn block(b: Block) -> ContentBlock {
+pub(crate) fn block(b: Block) -> ContentBlock {
     match b {
         Block::Text(t) => ContentBlock::text(t),
         Block::Image { bytes, mime } => ContentBlock::image(base64(&bytes), mime),

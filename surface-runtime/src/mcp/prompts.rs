@@ -1,0 +1,114 @@
+//! Prompts on the MCP face: the prompt table of a generation (a sibling's prompts prefixed
+//! `t_<name>`, every name checked once against the others and the host limits), `prompts/list`
+//! and `prompts/get`.
+
+use super::results::branded;
+use crate::bundle::{BundleClient, Member, Siblings};
+use crate::failure::Failure;
+use crate::prompt::{self, PromptAnswer, Role, SurfacePrompt};
+use crate::table::{Owner, owner_phrase, scoped_tool_name};
+use rmcp::model::{self, GetPromptResult, Prompt, PromptArgument};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What a prompt name renders.
+#[derive(Clone)]
+pub(crate) struct PromptEntry {
+    pub owner: Owner,
+    pub prompt: Arc<dyn SurfacePrompt>,
+}
+
+/// The prompts of a bundle by name, and the `prompts/list` answer, in core-then-siblings order.
+pub(crate) fn prompt_table(
+    core: Option<&Member>,
+    siblings: &Siblings,
+    problems: &mut Vec<String>,
+) -> (HashMap<String, PromptEntry>, Vec<Prompt>) {
+    let members = core
+        .map(|c| (None, c))
+        .into_iter()
+        .chain(siblings.iter().map(|(k, m)| (Some(k.as_str()), m)));
+    let mut table = HashMap::new();
+    let mut origins: HashMap<String, String> = HashMap::new();
+    let mut list = Vec::new();
+    for (sibling, member) in members {
+        for p in &member.prompts {
+            let d = p.descriptor();
+            let name = scoped_tool_name(sibling, d.name);
+            let origin = format!("prompt {} {}", d.name, owner_phrase(sibling));
+            if name.len() > 64
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+            {
+                problems.push(format!(
+                    "prompt name \"{name}\" (from {origin}) breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it"
+                ));
+            }
+            if let Some(first) = origins.get(&name) {
+                problems.push(format!(
+                    "prompt name \"{name}\" is produced by both {first} and {origin} — rename one"
+                ));
+                continue;
+            }
+            let arguments: Vec<PromptArgument> = prompt::arguments(&(d.input)())
+                .into_iter()
+                .map(|a| {
+                    let mut arg = PromptArgument::new(a.name).with_required(a.required);
+                    if let Some(description) = a.description {
+                        arg = arg.with_description(description);
+                    }
+                    arg
+                })
+                .collect();
+            let description = (!d.description.is_empty()).then_some(d.description);
+            let mut listed = Prompt::new(name.clone(), description, Some(arguments));
+            if let Some(t) = d.title {
+                listed = listed.with_title(t);
+            }
+            list.push(listed);
+            origins.insert(name.clone(), origin);
+            table.insert(
+                name,
+                PromptEntry {
+                    owner: sibling.map(str::to_owned),
+                    prompt: p.clone(),
+                },
+            );
+        }
+    }
+    (table, list)
+}
+
+/// Renders `entry` over `bundle` for the host's string arguments.
+pub(crate) async fn render(
+    entry: &PromptEntry,
+    bundle: &BundleClient,
+    arguments: Option<Map<String, Value>>,
+) -> Result<GetPromptResult, Failure> {
+    let dispatch = bundle.dispatch_for(entry.owner.as_deref())?;
+    let args = Value::Object(arguments.unwrap_or_default());
+    let PromptAnswer {
+        description,
+        messages,
+    } = entry.prompt.get(args, dispatch).await?;
+    let messages = messages
+        .into_iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::User => model::Role::User,
+                Role::Assistant => model::Role::Assistant,
+            };
+            model::PromptMessage::new(role, super::results::block(m.block))
+        })
+        .collect();
+    let mut result = GetPromptResult::new(messages);
+    result.description = description;
+    Ok(result)
+}
+
+/// The refusal for a prompt name no roster serves.
+pub(crate) fn unknown(name: &str) -> rmcp::ErrorData {
+    rmcp::ErrorData::invalid_params(branded(&format!("unknown prompt \"{name}\"")), None)
+}
