@@ -234,6 +234,8 @@ pub fn start(host: Arc<Host>) -> Result<ServedMcp, CompositionError> {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
+    surface::mcp::init_tracing();
     let served = start(Arc::new(Host::default()))?;
     match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,

@@ -436,6 +436,8 @@ pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
+    surface::mcp::init_tracing();
     let served = start(Arc::new(Conformance::new()))?;
     match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,

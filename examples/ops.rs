@@ -286,6 +286,8 @@ pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
+    surface::mcp::init_tracing();
     let served = mcp_server(Arc::new(Ops::new())).start()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {

@@ -1,6 +1,7 @@
 //! What a rooted bundle is made of: a core, keyed siblings, bundle-root tools, and the
 //! clients a face dispatches over.
 
+use crate::dispatch::CloseSignal;
 use crate::dispatch::Dispatch;
 use crate::expose::{ErasedExpose, Expose};
 use crate::failure::{Failure, FailureKind};
@@ -8,8 +9,6 @@ use crate::resource::ResourceForm;
 use crate::spec::SurfaceSpec;
 use crate::surface::{Surface, SurfaceClient};
 use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
-#[cfg(feature = "wire")]
-use crate::wire::CloseSignal;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::any::Any;
@@ -310,14 +309,12 @@ impl fmt::Debug for BundleClient {
 
 /// A dialled bundle a face (MCP or argv) owns: the clients, how to close them, and (where the
 /// transport can announce it) the signal that fires when it drops.
-#[cfg(feature = "wire")]
 pub struct OwnedBundle {
     pub(crate) bundle: BundleClient,
     pub(crate) dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
     pub(crate) on_close: Option<CloseSignal>,
 }
 
-#[cfg(feature = "wire")]
 impl OwnedBundle {
     /// Owns `bundle`, with nothing to dispose and no close announcement.
     pub fn new(bundle: BundleClient) -> Self {
@@ -342,7 +339,6 @@ impl OwnedBundle {
     }
 }
 
-#[cfg(feature = "wire")]
 impl fmt::Debug for OwnedBundle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedBundle")
@@ -353,5 +349,4 @@ impl fmt::Debug for OwnedBundle {
 }
 
 /// Dials the bundle afresh; re-invoked after a drop and after every reroster.
-#[cfg(feature = "wire")]
 pub type DialFactory = Arc<dyn Fn() -> BoxFuture<'static, Result<OwnedBundle, Failure>> + Send + Sync>;

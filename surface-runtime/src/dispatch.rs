@@ -12,6 +12,43 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::marker::PhantomData;
+use tokio_util::sync::CancellationToken;
+
+/// Fires once, when a connection's transport goes away: how a dispatch over a connection (the
+/// wire face's, or any other) tells its owner, so a face can discard the connection the instant
+/// it dies instead of by failing a request. It lives here, beside [`Dispatch`], because faces
+/// that only hold a dispatch (the MCP face's bridge) need it without the wire face.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let signal = surface_runtime::CloseSignal::new();
+/// assert!(!signal.is_closed());
+/// signal.close();
+/// signal.closed().await;
+/// assert!(signal.is_closed());
+/// # }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CloseSignal(CancellationToken);
+
+impl CloseSignal {
+    /// A signal that has not fired.
+    pub fn new() -> Self {
+        CloseSignal(CancellationToken::new())
+    }
+    /// Fires it (at most once; later calls do nothing).
+    pub fn close(&self) {
+        self.0.cancel();
+    }
+    /// Whether it has fired.
+    pub fn is_closed(&self) -> bool {
+        self.0.is_cancelled()
+    }
+    /// Resolves when it fires.
+    pub async fn closed(&self) {
+        self.0.cancelled().await
+    }
+}
 
 /// Carries erased requests to one surface.
 pub trait Dispatch: Send + Sync + 'static {

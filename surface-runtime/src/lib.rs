@@ -22,6 +22,7 @@ pub mod resource;
 pub mod schema;
 mod spec;
 mod surface;
+mod sync;
 pub mod table;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -35,7 +36,7 @@ pub mod __private;
 
 pub use blocks::{OkAudio, OkContent, ok_audio};
 pub use dispatch::{
-    CellClient, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
+    CellClient, CloseSignal, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
 };
 pub use expose::{ErasedExpose, Expose, ExposeEntry, Exposure};
 pub use failure::{Failure, FailureKind, IntoFailure, ToolFailure};

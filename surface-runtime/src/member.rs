@@ -6,12 +6,13 @@
 
 use crate::failure::{Failure, FailureKind};
 use crate::spec::MemberKind;
+use crate::sync::{lock, read, write};
 use futures::stream::{self, BoxStream, StreamExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Mutex, RwLock};
 use tokio::sync::broadcast;
 
 /// How many changes a slow subscriber may fall behind before it is told it lagged.
@@ -142,11 +143,6 @@ fn decode<T: DeserializeOwned>(what: &str, v: Value) -> Result<T, Failure> {
     })
 }
 
-fn lock_poisoned<T>(e: PoisonError<T>) -> T {
-    // A panic in another writer leaves the value as it was last written; keep serving it.
-    e.into_inner()
-}
-
 fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or_else(|e| Value::String(format!("<unserializable: {e}>")))
 }
@@ -193,19 +189,19 @@ impl<T: Clone> Cell<T> {
 
     /// A copy of the current value.
     pub fn get(&self) -> T {
-        self.value.read().unwrap_or_else(lock_poisoned).clone()
+        read(&self.value).clone()
     }
 
     /// Replaces the value and publishes it.
     pub fn set(&self, value: T) {
-        let mut slot = self.value.write().unwrap_or_else(lock_poisoned);
+        let mut slot = write(&self.value);
         *slot = value;
         self.publish(&slot);
     }
 
     /// Changes the value in place and publishes the result; answers what `f` answers.
     pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        let mut slot = self.value.write().unwrap_or_else(lock_poisoned);
+        let mut slot = write(&self.value);
         let r = f(&mut slot);
         self.publish(&slot);
         r
@@ -241,7 +237,7 @@ impl<T: MemberValue> LiveMember for Cell<T> {
         MemberKind::Cell
     }
     fn read(&self) -> Value {
-        to_json(&*self.value.read().unwrap_or_else(lock_poisoned))
+        to_json(&*read(&self.value))
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
         match write {
@@ -294,29 +290,22 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// A copy of the item at `key`.
     pub fn get(&self, key: &K) -> Option<V> {
-        self.items.read().unwrap_or_else(lock_poisoned).get(key).cloned()
+        read(&self.items).get(key).cloned()
     }
 
     /// Whether an item is at `key`.
     pub fn contains(&self, key: &K) -> bool {
-        self.items.read().unwrap_or_else(lock_poisoned).contains_key(key)
+        read(&self.items).contains_key(key)
     }
 
     /// Every key, in order.
     pub fn keys(&self) -> Vec<K> {
-        self.items
-            .read()
-            .unwrap_or_else(lock_poisoned)
-            .keys()
-            .cloned()
-            .collect()
+        read(&self.items).keys().cloned().collect()
     }
 
     /// A copy of every item, in key order.
     pub fn items(&self) -> Vec<(K, V)> {
-        self.items
-            .read()
-            .unwrap_or_else(lock_poisoned)
+        read(&self.items)
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
@@ -324,7 +313,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// How many items there are.
     pub fn len(&self) -> usize {
-        self.items.read().unwrap_or_else(lock_poisoned).len()
+        read(&self.items).len()
     }
 
     /// Whether there are none.
@@ -334,7 +323,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// Inserts or replaces the item at `key`; answers the item it replaced.
     pub fn upsert(&self, key: K, value: V) -> Option<V> {
-        let mut items = self.items.write().unwrap_or_else(lock_poisoned);
+        let mut items = write(&self.items);
         let old = items.insert(key.clone(), value);
         self.publish(CollectionChange::Upserted(key));
         old
@@ -342,7 +331,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// Changes the item at `key` in place (publishing it); `None` when there is none.
     pub fn update<R>(&self, key: &K, f: impl FnOnce(&mut V) -> R) -> Option<R> {
-        let mut items = self.items.write().unwrap_or_else(lock_poisoned);
+        let mut items = write(&self.items);
         let r = f(items.get_mut(key)?);
         self.publish(CollectionChange::Upserted(key.clone()));
         Some(r)
@@ -350,7 +339,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// Deletes the item at `key`; answers it.
     pub fn remove(&self, key: &K) -> Option<V> {
-        let mut items = self.items.write().unwrap_or_else(lock_poisoned);
+        let mut items = write(&self.items);
         let old = items.remove(key)?;
         self.publish(CollectionChange::Removed(key.clone()));
         Some(old)
@@ -383,7 +372,7 @@ impl<K: Ord + Clone, V: Clone> Default for Collection<K, V> {
 impl<K: Ord + Clone, V: Clone> FromIterator<(K, V)> for Collection<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         let c = Collection::new();
-        *c.items.write().unwrap_or_else(lock_poisoned) = iter.into_iter().collect();
+        *write(&c.items) = iter.into_iter().collect();
         c
     }
 }
@@ -523,7 +512,7 @@ impl<C: Clone> Stream<C> {
 
     /// Appends a chunk and publishes it; the oldest kept chunk goes when the history is full.
     pub fn push(&self, chunk: C) {
-        let mut history = self.history.lock().unwrap_or_else(lock_poisoned);
+        let mut history = lock(&self.history);
         if self.chunks.receiver_count() > 0 {
             let _ = self.chunks.send(chunk.clone());
         }
@@ -544,18 +533,13 @@ impl<C: Clone> Stream<C> {
 
     /// The chunks kept, oldest first.
     pub fn snapshot(&self) -> Vec<C> {
-        self.history
-            .lock()
-            .unwrap_or_else(lock_poisoned)
-            .iter()
-            .cloned()
-            .collect()
+        lock(&self.history).iter().cloned().collect()
     }
 
     /// The snapshot and a receiver of every later chunk, taken together so none is missed or
     /// seen twice.
     pub fn open(&self) -> (Vec<C>, broadcast::Receiver<C>) {
-        let history = self.history.lock().unwrap_or_else(lock_poisoned);
+        let history = lock(&self.history);
         (history.iter().cloned().collect(), self.chunks.subscribe())
     }
 }
@@ -571,7 +555,7 @@ impl<C: MemberValue> LiveMember for Stream<C> {
         MemberKind::Stream
     }
     fn read(&self) -> Value {
-        to_json(&*self.history.lock().unwrap_or_else(lock_poisoned))
+        to_json(&*lock(&self.history))
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
         match write {

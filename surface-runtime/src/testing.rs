@@ -69,6 +69,7 @@
 use crate::mcp::{CompositionError, ServedMcp, Siblings};
 use crate::schema::InputSchema;
 use crate::schema::profile::{ProfileError, SchemaProfile};
+use crate::sync::lock;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
     ReadResourceRequestParams, ResourceContents, ResourceUpdatedNotificationParam, ServerNotification,
@@ -79,7 +80,7 @@ use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, Ser
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -308,10 +309,6 @@ struct Routes {
     lists: Senders,
 }
 
-fn unpoison<T>(e: PoisonError<T>) -> T {
-    e.into_inner()
-}
-
 #[derive(Clone)]
 struct Router {
     routes: Arc<Mutex<Routes>>,
@@ -323,14 +320,14 @@ impl Router {
     }
 
     fn updated(&self, uri: String) {
-        let mut routes = self.routes.lock().unwrap_or_else(unpoison);
+        let mut routes = lock(&self.routes);
         if let Some(senders) = routes.updated.get_mut(&uri) {
             Self::send(senders, &Notice::Updated(uri));
         }
     }
 
     fn lists(&self, notice: Notice) {
-        Self::send(&mut self.routes.lock().unwrap_or_else(unpoison).lists, &notice);
+        Self::send(&mut lock(&self.routes).lists, &notice);
     }
 }
 
@@ -553,10 +550,7 @@ impl TestClient {
         let (tx, heard) = mpsc::unbounded_channel();
         match self.era {
             Era::Legacy => {
-                self.router
-                    .routes
-                    .lock()
-                    .unwrap_or_else(unpoison)
+                lock(&self.router.routes)
                     .updated
                     .entry(uri.to_owned())
                     .or_default()
@@ -583,7 +577,7 @@ impl TestClient {
     pub async fn watch_lists(&self) -> Result<Notices, Rejection> {
         let (tx, heard) = mpsc::unbounded_channel();
         match self.era {
-            Era::Legacy => self.router.routes.lock().unwrap_or_else(unpoison).lists.push(tx),
+            Era::Legacy => lock(&self.router.routes).lists.push(tx),
             Era::Modern => {
                 let filter = SubscriptionFilter::builder()
                     .tools_list_changed()

@@ -15,6 +15,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
 use crate::member::ChangeStream;
 use crate::schema;
+use crate::sync::{lock, read, write};
 use crate::tool::ToolOutput;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
@@ -22,7 +23,7 @@ use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -94,10 +95,6 @@ fn link(factory: &Factory, closed: &CancellationToken) -> Link {
     }
 }
 
-fn unpoison<T>(e: PoisonError<T>) -> T {
-    e.into_inner()
-}
-
 /// A name an earlier roster served, and the sibling that served it.
 struct Tombstone {
     sibling: String,
@@ -156,7 +153,7 @@ impl Shared {
 
     /// The generation every request of this moment reads, whole.
     pub(crate) fn current(&self) -> Arc<Generation> {
-        self.generation.read().unwrap_or_else(unpoison).clone()
+        read(&self.generation).clone()
     }
 
     pub(crate) async fn reroster(&self, siblings: Siblings) -> Result<Vec<String>, CompositionError> {
@@ -164,10 +161,7 @@ impl Shared {
         let next = Arc::new(generation::compose(&self.fixed, siblings, || {
             link(&self.factory, &self.closed)
         })?);
-        let previous = std::mem::replace(
-            &mut *self.generation.write().unwrap_or_else(unpoison),
-            next.clone(),
-        );
+        let previous = std::mem::replace(&mut *write(&self.generation), next.clone());
         self.retire(&previous, &next);
         for session in self.live_sessions() {
             session.follow(&next).await;
@@ -179,7 +173,7 @@ impl Shared {
     /// does not. Ownership is recorded here, never parsed back out of a name.
     fn retire(&self, previous: &Generation, next: &Generation) {
         let now = generation::served_names(next);
-        let mut tombstones = self.tombstones.lock().unwrap_or_else(unpoison);
+        let mut tombstones = lock(&self.tombstones);
         for (name, owner) in generation::served_names(previous) {
             if let Some(sibling) = owner
                 && !now.contains_key(&name)
@@ -191,7 +185,7 @@ impl Shared {
 
     /// The refusal for a retired name, chosen at answer time.
     fn tombstone(&self, what: &str, name: &str, generation: &Generation) -> Option<String> {
-        let tombstones = self.tombstones.lock().unwrap_or_else(unpoison);
+        let tombstones = lock(&self.tombstones);
         let stone = tombstones.get(name).or_else(|| {
             // An item URI retires with its collection's template (`prefix{id}suffix`).
             tombstones.iter().find_map(|(t, stone)| {
@@ -213,14 +207,14 @@ impl Shared {
     }
 
     fn live_sessions(&self) -> Vec<Arc<SessionState>> {
-        let mut sessions = self.sessions.lock().unwrap_or_else(unpoison);
+        let mut sessions = lock(&self.sessions);
         sessions.retain(|s| s.strong_count() > 0);
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
     pub(crate) fn open_session(self: &Arc<Self>) -> Session {
         let state = Arc::new(SessionState::default());
-        let mut sessions = self.sessions.lock().unwrap_or_else(unpoison);
+        let mut sessions = lock(&self.sessions);
         // A stateless HTTP request opens a session of its own: drop the dead ones before the
         // list would grow, or each request leaves its emptied allocation behind a `Weak`.
         if sessions.len() == sessions.capacity() {
@@ -287,14 +281,8 @@ pub(crate) struct SessionState {
 impl SessionState {
     /// URIs watched now, over legacy subscriptions and every open listen.
     fn watched(&self) -> usize {
-        let legacy = self.legacy.lock().unwrap_or_else(unpoison).len();
-        let listens: usize = self
-            .listens
-            .lock()
-            .unwrap_or_else(unpoison)
-            .values()
-            .map(|l| l.watches.len())
-            .sum();
+        let legacy = lock(&self.legacy).len();
+        let listens: usize = lock(&self.listens).values().map(|l| l.watches.len()).sum();
         legacy + listens
     }
 }
@@ -319,34 +307,25 @@ impl SessionState {
             }
             watches
         }
-        let legacy = std::mem::take(&mut *self.legacy.lock().unwrap_or_else(unpoison));
+        let legacy = std::mem::take(&mut *lock(&self.legacy));
         let legacy = rewatch(legacy, generation).await;
-        self.legacy.lock().unwrap_or_else(unpoison).extend(legacy);
-        let ids: Vec<RequestId> = self
-            .listens
-            .lock()
-            .unwrap_or_else(unpoison)
-            .keys()
-            .cloned()
-            .collect();
+        lock(&self.legacy).extend(legacy);
+        let ids: Vec<RequestId> = lock(&self.listens).keys().cloned().collect();
         let mut sinks = Vec::new();
         for id in ids {
-            let Some(old) = self
-                .listens
-                .lock()
-                .unwrap_or_else(unpoison)
+            let Some(old) = lock(&self.listens)
                 .get_mut(&id)
                 .map(|l| std::mem::take(&mut l.watches))
             else {
                 continue;
             };
             let watches = rewatch(old, generation).await;
-            if let Some(listen) = self.listens.lock().unwrap_or_else(unpoison).get_mut(&id) {
+            if let Some(listen) = lock(&self.listens).get_mut(&id) {
                 listen.watches = watches;
                 sinks.push(listen.sink.clone());
             }
         }
-        let peer = self.legacy_peer.lock().unwrap_or_else(unpoison).clone();
+        let peer = lock(&self.legacy_peer).clone();
         if let Some(peer) = peer {
             let _ = peer.notify_tool_list_changed().await;
             let _ = peer.notify_resource_list_changed().await;
@@ -583,7 +562,7 @@ impl ServerHandler for Session {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         result.instructions = self.shared.instructions.read();
-        *self.state.legacy_peer.lock().unwrap_or_else(unpoison) = Some(context.peer.clone());
+        *lock(&self.state.legacy_peer) = Some(context.peer.clone());
         Ok(result)
     }
 
@@ -658,7 +637,7 @@ impl ServerHandler for Session {
     ) -> Result<(), ErrorData> {
         let uri = request.uri;
         let limit = self.shared.max_subscriptions;
-        let held = |state: &SessionState| state.legacy.lock().unwrap_or_else(unpoison).contains_key(&uri);
+        let held = |state: &SessionState| lock(&state.legacy).contains_key(&uri);
         if !held(&self.state) && self.state.watched() >= limit {
             return Err(too_many(limit));
         }
@@ -669,11 +648,7 @@ impl ServerHandler for Session {
         if !held(&self.state) && self.state.watched() >= limit {
             return Err(too_many(limit));
         }
-        self.state
-            .legacy
-            .lock()
-            .unwrap_or_else(unpoison)
-            .insert(uri, watch);
+        lock(&self.state.legacy).insert(uri, watch);
         Ok(())
     }
 
@@ -683,11 +658,7 @@ impl ServerHandler for Session {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.state
-            .legacy
-            .lock()
-            .unwrap_or_else(unpoison)
-            .remove(&request.uri);
+        lock(&self.state.legacy).remove(&request.uri);
         Ok(())
     }
 
@@ -705,11 +676,7 @@ impl ServerHandler for Session {
                 Some((uri.clone(), generation.clone(), entry, item, started))
             })
             .collect();
-        self.state
-            .prestarted
-            .lock()
-            .unwrap_or_else(unpoison)
-            .push((tokio::task::try_id(), batch));
+        lock(&self.state.prestarted).push((tokio::task::try_id(), batch));
         Some(requested.clone())
     }
 
@@ -726,7 +693,7 @@ impl ServerHandler for Session {
             // Claim the batch started in this task, whatever the fate of its URIs: a refused
             // listen drops it, so no feed outlives the request that opened it.
             let task = tokio::task::try_id();
-            let mut batches = self.state.prestarted.lock().unwrap_or_else(unpoison);
+            let mut batches = lock(&self.state.prestarted);
             let mine = batches.iter().position(|(t, _)| task.is_some() && *t == task);
             mine.map(|i| batches.remove(i).1).unwrap_or_default()
         };
@@ -752,16 +719,12 @@ impl ServerHandler for Session {
             };
             watches.insert(uri.clone(), watch);
         }
-        self.state
-            .listens
-            .lock()
-            .unwrap_or_else(unpoison)
-            .insert(id.clone(), Listen { sink, watches });
+        lock(&self.state.listens).insert(id.clone(), Listen { sink, watches });
         tokio::select! {
             _ = context.cancelled() => {}
             _ = self.shared.closed.cancelled() => {}
         }
-        self.state.listens.lock().unwrap_or_else(unpoison).remove(&id);
+        lock(&self.state.listens).remove(&id);
         Ok(())
     }
 

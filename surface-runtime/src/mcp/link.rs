@@ -9,9 +9,9 @@
 //! server closes, nothing is dialled. A request cut off in flight is never replayed.
 
 use crate::bundle::{BundleClient, DialFactory};
+use crate::dispatch::CloseSignal;
 use crate::failure::{Failure, FailureKind};
-use crate::wire::CloseSignal;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -30,12 +30,7 @@ struct Live {
 
 impl Drop for Live {
     fn drop(&mut self) {
-        if let Some(d) = self
-            .dispose
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(d) = crate::sync::get_mut(&mut self.dispose).take() {
             d();
         }
     }

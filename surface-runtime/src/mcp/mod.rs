@@ -203,6 +203,25 @@ impl McpServer {
     }
 }
 
+/// Installs a global `tracing` subscriber that writes warnings and errors to stderr, without
+/// colour — what a stdio MCP server wants, since stdout carries the protocol. The library never
+/// installs one itself: call this (or install your own) at the top of `main`. Answers false
+/// when a global subscriber was already set, and leaves it.
+///
+/// ```
+/// let first = surface_runtime::mcp::init_tracing();
+/// assert!(!surface_runtime::mcp::init_tracing(), "the second call finds the first");
+/// # let _ = first;
+/// ```
+pub fn init_tracing() -> bool {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .try_init()
+        .is_ok()
+}
+
 /// Why serving a connection failed.
 pub struct ServeError(String);
 
@@ -273,14 +292,11 @@ impl ServedMcp {
         Ok(Connection { running })
     }
 
-    /// Serves stdio until the peer closes it. Stdout carries only JSON-RPC from here on:
-    /// file descriptor 1 is pointed at stderr, and logs go to stderr through `tracing`.
+    /// Serves stdio until the peer closes it. Stdout carries only JSON-RPC from here on: on
+    /// unix, file descriptor 1 is pointed at stderr, so a stray print cannot corrupt the
+    /// stream. Logs go through `tracing`; the library installs no subscriber (see
+    /// [`init_tracing`] for the one the examples use).
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
-        let _ = tracing_subscriber::fmt()
-            .with_writer(std::io::stderr)
-            .with_ansi(false)
-            .with_max_level(tracing::Level::WARN)
-            .try_init();
         let (reader, writer) =
             stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
         // Method-first parsing, batched writes and a bound on requests in flight: see transport.rs.

@@ -1,10 +1,12 @@
 //! The stdio transport, with stdout kept for JSON-RPC alone.
 //!
-//! At start-up the real stdout is duplicated for the protocol and file descriptor 1 is pointed
-//! at stderr, so a stray `println!` (ours, the user's or a dependency's) lands on stderr and
-//! cannot corrupt the stream. Pipes are driven without the blocking pool where possible.
+//! On unix, at start-up the real stdout is duplicated for the protocol and file descriptor 1 is
+//! pointed at stderr, so a stray `println!` (ours, the user's or a dependency's) lands on stderr
+//! and cannot corrupt the stream; pipes are driven without the blocking pool where possible.
+//! Elsewhere the protocol takes tokio's stdin and stdout as they are.
 
 use std::io;
+#[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -14,6 +16,13 @@ pub(crate) type Io = (
     Box<dyn AsyncWrite + Send + Unpin>,
 );
 
+/// Takes stdin and stdout for the protocol as they are (no descriptor to repoint).
+#[cfg(not(unix))]
+pub(crate) fn take() -> io::Result<Io> {
+    Ok((Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout())))
+}
+
+#[cfg(unix)]
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
         Err(io::Error::last_os_error())
@@ -23,6 +32,7 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
 }
 
 /// Takes stdin and the real stdout for the protocol, and points fd 1 at stderr.
+#[cfg(unix)]
 pub(crate) fn take() -> io::Result<Io> {
     // SAFETY: plain descriptor calls; each new descriptor is owned exactly once below.
     let (protocol_out, protocol_in) = unsafe {
@@ -45,6 +55,7 @@ pub(crate) fn take() -> io::Result<Io> {
     Ok((reader, writer))
 }
 
+#[cfg(unix)]
 fn is_fifo(fd: &OwnedFd) -> bool {
     // SAFETY: fstat writes into the zeroed struct we own.
     unsafe {

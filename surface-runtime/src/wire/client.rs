@@ -7,6 +7,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
 use crate::spec::SurfaceSpec;
 use crate::surface::{Surface, SurfaceClient};
+use crate::sync::lock;
 use futures::future::BoxFuture;
 use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
@@ -14,12 +15,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
-use tokio_util::sync::CancellationToken;
 
 /// How a dial waits: for the greeting, and for each answer.
 ///
@@ -98,38 +98,9 @@ fn spoken(d: Duration) -> String {
     }
 }
 
-/// Fires once, when a connection's transport goes away.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let signal = surface_runtime::wire::CloseSignal::new();
-/// assert!(!signal.is_closed());
-/// signal.close();
-/// signal.closed().await;
-/// assert!(signal.is_closed());
-/// # }
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct CloseSignal(CancellationToken);
-
-impl CloseSignal {
-    /// A signal that has not fired.
-    pub fn new() -> Self {
-        CloseSignal(CancellationToken::new())
-    }
-    /// Fires it (at most once; later calls do nothing).
-    pub fn close(&self) {
-        self.0.cancel();
-    }
-    /// Whether it has fired.
-    pub fn is_closed(&self) -> bool {
-        self.0.is_cancelled()
-    }
-    /// Resolves when it fires.
-    pub async fn closed(&self) {
-        self.0.cancelled().await
-    }
-}
+/// The signal a dialled connection fires when its transport drops (defined beside
+/// [`Dispatch`], which the MCP face needs without the wire face).
+pub use crate::dispatch::CloseSignal;
 
 /// A dialled connection the caller owns: the typed client, how to close it, and the signal
 /// that fires when its transport drops.
@@ -202,11 +173,7 @@ impl SocketDispatch {
         }
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, tx);
+        lock(&self.inner.pending).insert(id, tx);
         let line = serde_json::to_string(&RequestFrame { id, request }).expect("requests serialize");
         if line.len() > MAX_FRAME {
             // The served side's decoder would drop the whole connection: refuse this request only.
@@ -228,11 +195,7 @@ impl SocketDispatch {
     }
 
     fn forget(&self, id: u64) {
-        self.inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
+        lock(&self.inner.pending).remove(&id);
     }
 
     /// Waits for request `id`'s answer, at most the call timeout.
@@ -307,11 +270,7 @@ impl Dispatch for SocketDispatch {
                 missed: missed.clone(),
             };
             let register = |id| {
-                self.inner
-                    .watches
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(id, feed);
+                lock(&self.inner.watches).insert(id, feed);
             };
             let (id, ack) = self.send_with(
                 Request::Watch {
@@ -320,11 +279,7 @@ impl Dispatch for SocketDispatch {
                 register,
             )?;
             let unregister = || {
-                self.inner
-                    .watches
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&id);
+                lock(&self.inner.watches).remove(&id);
             };
             match self.answer(id, ack).await {
                 Ok(Ok(Reply::Ok(_))) => {}
@@ -404,11 +359,7 @@ struct Unwatch {
 
 impl Drop for Unwatch {
     fn drop(&mut self) {
-        self.inner
-            .watches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id);
+        lock(&self.inner.watches).remove(&self.id);
         if !self.inner.closed.is_closed() {
             let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
             let frame = RequestFrame {
@@ -520,20 +471,13 @@ where
             };
             match frame.reply {
                 Reply::Change(c) => {
-                    let watches = reader_inner
-                        .watches
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner);
+                    let watches = lock(&reader_inner.watches);
                     if let Some(feed) = watches.get(&frame.id) {
                         feed.offer(c);
                     }
                 }
                 reply => {
-                    let waiter = reader_inner
-                        .pending
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&frame.id);
+                    let waiter = lock(&reader_inner.pending).remove(&frame.id);
                     if let Some(tx) = waiter {
                         let _ = tx.send(reply);
                     }
@@ -542,16 +486,8 @@ where
         }
         // The transport is gone: every waiter learns its outcome is unknown, every watch ends.
         reader_inner.closed.close();
-        reader_inner
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-        reader_inner
-            .watches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        lock(&reader_inner.pending).clear();
+        lock(&reader_inner.watches).clear();
     });
     Ok((SocketDispatch { inner }, closed))
 }
@@ -624,7 +560,7 @@ pub async fn dial_child_with<S: Surface>(
     let exit = closed.clone();
     tokio::spawn(async move {
         exit.closed().await;
-        if let Some(mut c) = reaper.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        if let Some(mut c) = lock(&reaper).take() {
             let _ = c.start_kill();
         }
     });
@@ -633,7 +569,7 @@ pub async fn dial_child_with<S: Surface>(
         client: S::Client::from_dispatch(Arc::new(dispatch)),
         dispose: Box::new(move || {
             signal.close();
-            if let Some(mut c) = child.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            if let Some(mut c) = lock(&child).take() {
                 let _ = c.start_kill();
             }
         }),

@@ -10,6 +10,7 @@ use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame
 use crate::expose::{ErasedExpose, Expose, Exposure};
 use crate::failure::{Failure, FailureKind};
 use crate::surface::Surface;
+use crate::sync::lock;
 use futures::{SinkExt, StreamExt};
 use std::collections::HashMap;
 use std::io;
@@ -472,11 +473,7 @@ async fn serve_connection<S, R, W>(
             drop(permit);
         });
     }
-    for (_, w) in watches
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .drain()
-    {
+    for (_, w) in lock(&watches).drain() {
         w.abort();
     }
     drop(tx);
@@ -540,20 +537,13 @@ async fn handle<S: Surface>(
                         }
                     }
                 });
-                watches
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(id, task);
+                lock(watches).insert(id, task);
                 return None;
             }
             Err(f) => Err(f),
         },
         Request::Unwatch { watch } => {
-            if let Some(task) = watches
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .remove(&watch)
-            {
+            if let Some(task) = lock(watches).remove(&watch) {
                 task.abort();
             }
             Ok(serde_json::Value::Null)
@@ -566,7 +556,7 @@ async fn handle<S: Surface>(
 }
 
 fn open_watches(watches: &Watches) -> usize {
-    let mut watches = watches.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut watches = lock(watches);
     // A feed that ended on its own (its member went away) no longer counts.
     watches.retain(|_, task| !task.is_finished());
     watches.len()
