@@ -3,7 +3,10 @@
 //! flight), on a current-thread runtime (`--multi-thread`: the default multi-thread one). It
 //! measures what that transport buys rmcp alone.
 
-// The transport serve_stdio uses, included as is (no copy to drift from it).
+// The transport serve_stdio uses, included as is (no copy to drift from it), with the writer
+// loop it shares with the wire face.
+#[path = "../../surface-runtime/src/batch.rs"]
+mod batch;
 #[path = "../../surface-runtime/src/mcp/transport.rs"]
 mod fast_transport;
 #[path = "table.rs"]

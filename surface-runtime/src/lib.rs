@@ -5,6 +5,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(any(feature = "mcp", feature = "wire"))]
+mod batch;
 pub mod blocks;
 pub mod bundle;
 #[cfg(feature = "cli")]
@@ -19,6 +21,7 @@ pub mod mcp;
 mod member;
 pub mod prompt;
 pub mod resource;
+pub mod rules;
 pub mod schema;
 mod spec;
 mod surface;

@@ -11,14 +11,12 @@
 use crate::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, SurfaceTool};
 use crate::expose::Exposure;
 use crate::failure::Failure;
+use crate::rules::{Name, Origin, Place, Problem, sibling_key_ok};
 use crate::schema::{self, InputSchema};
 use crate::spec::{MemberKind, MemberSpec};
 use crate::tool::{CancellationToken, ToolOutput};
 use std::collections::HashSet;
 use std::sync::Arc;
-
-/// Tool names hosts accept: at most 64 characters of `[A-Za-z0-9_.-]`.
-const MAX_TOOL_NAME: usize = 64;
 
 /// A tool name of a sibling's: `t_<name>`; the core's and the root's stay bare.
 ///
@@ -156,13 +154,47 @@ pub(crate) struct ToolEntry {
     pub input: Arc<InputSchema>,
 }
 
+/// What produced a tool, owned (a row outlives the roster it was built from).
+#[derive(Clone)]
+pub(crate) struct Claimant {
+    what: &'static str,
+    word: &'static str,
+    /// The sibling key; `None` for the core, or the root when `root`.
+    sibling: Option<String>,
+    root: bool,
+}
+
+impl Claimant {
+    fn new(what: &'static str, word: &'static str, sibling: Option<&str>) -> Claimant {
+        Claimant {
+            what,
+            word,
+            sibling: sibling.map(str::to_owned),
+            root: false,
+        }
+    }
+
+    /// As the rules name it.
+    pub(crate) fn origin(&self) -> Origin<'_> {
+        Origin {
+            what: self.what,
+            word: self.word,
+            place: match (&self.sibling, self.root) {
+                (_, true) => Place::Root,
+                (Some(k), _) => Place::Sibling(k),
+                (None, _) => Place::Core,
+            },
+        }
+    }
+}
+
 /// One row of the served tool table.
 #[derive(Clone)]
 pub(crate) struct ToolRow {
     /// The name `tools/list` gives it.
     pub name: String,
     /// Where it comes from, for refusals (`procedure proc.kill on the core`).
-    pub origin: String,
+    pub origin: Claimant,
     pub description: &'static str,
     pub title: Option<&'static str>,
     pub mutates: bool,
@@ -185,7 +217,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
         });
         rows.push(ToolRow {
             name,
-            origin: format!("procedure {} {}", p.name, owner_phrase(sibling)),
+            origin: Claimant::new("procedure", p.name, sibling),
             description: p.doc,
             title: None,
             mutates,
@@ -207,7 +239,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
         let d = tool.descriptor();
         rows.push(ToolRow {
             name: scoped_tool_name(sibling, d.name),
-            origin: format!("bespoke {} {}", d.name, owner_phrase(sibling)),
+            origin: Claimant::new("bespoke", d.name, sibling),
             description: d.description,
             title: d.title,
             mutates: d.mutates,
@@ -259,7 +291,7 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                 uri.clone()
             };
             ToolRow {
-                origin: format!("the mirror of {} {}", m.name, owner_phrase(sibling)),
+                origin: Claimant::new("the mirror of", m.name, sibling),
                 name: scoped_tool_name(sibling, &name),
                 description: mirror_description(&reads, m.doc),
                 title: None,
@@ -339,7 +371,10 @@ pub(crate) fn tool_table(
         let d = tool.descriptor();
         claims.push(ToolRow {
             name: d.name.to_owned(),
-            origin: format!("bespoke {} at the bundle root", d.name),
+            origin: Claimant {
+                root: true,
+                ..Claimant::new("bespoke", d.name, None)
+            },
             description: d.description,
             title: d.title,
             mutates: d.mutates,
@@ -353,24 +388,20 @@ pub(crate) fn tool_table(
     let mut rows: Vec<ToolRow> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     for claim in claims {
-        let name = &claim.name;
-        if name.len() > MAX_TOOL_NAME
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-        {
-            problems.push(format!(
-                "tool name \"{name}\" (from {}) breaks the client limits of at most {MAX_TOOL_NAME} characters of [A-Za-z0-9_.-] — shorten or rename it",
-                claim.origin
-            ));
+        let name = Name::whole(&claim.name);
+        if !name.ok() {
+            let origin = claim.origin.origin();
+            problems.push(Problem::ToolNameLimits { name, origin }.to_string());
         }
-        if !seen.insert(name.clone()) {
-            let first = rows.iter().find(|r| &r.name == name).map(|r| r.origin.as_str());
-            problems.push(format!(
-                "tool name \"{name}\" is produced by both {} and {} — rename one",
-                first.unwrap_or("another tool"),
-                claim.origin
-            ));
+        if !seen.insert(claim.name.clone()) {
+            if let Some(first) = rows.iter().find(|r| r.name == claim.name) {
+                let twice = Problem::ToolNameTwice {
+                    name,
+                    first: first.origin.origin(),
+                    second: claim.origin.origin(),
+                };
+                problems.push(twice.to_string());
+            }
             continue;
         }
         rows.push(claim);
@@ -384,9 +415,7 @@ pub(crate) fn tool_table(
 pub(crate) fn roster_problems(core: Option<&Member>, siblings: &Siblings) -> Vec<String> {
     let mut problems = Vec::new();
     if core.is_none() && siblings.is_empty() {
-        problems.push(
-            "a rooted bundle needs a core or at least one sibling, and this one has neither".to_owned(),
-        );
+        problems.push(Problem::Empty.to_string());
     }
     let core_collections: Vec<&str> = core
         .iter()
@@ -398,21 +427,12 @@ pub(crate) fn roster_problems(core: Option<&Member>, siblings: &Siblings) -> Vec
         .collect();
     for key in siblings.keys() {
         if core_collections.contains(&key.as_str()) {
-            problems.push(format!(
-                "sibling key \"{key}\" equals the core collection \"{key}\": surface://collections/{key}/{{id}} would address both — rename the sibling"
-            ));
+            problems.push(Problem::SiblingIsCoreCollection { key }.to_string());
         }
-        if key.is_empty()
-            || !key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            problems.push(format!(
-                "sibling key \"{key}\" must be non-empty and use only letters, digits, `_` and `-`: it becomes a URI segment and a tool-name prefix"
-            ));
+        if !sibling_key_ok(key) {
+            problems.push(Problem::BadSiblingKey { key }.to_string());
         }
     }
-
     problems
 }
 

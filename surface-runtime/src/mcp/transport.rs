@@ -25,9 +25,10 @@
 //!   answer whole; only a writer stalled for [`CLOSE_STALL`] is abandoned.
 //!
 //! Kept from `AsyncRwTransport`: a UTF-8 BOM and a trailing CR are stripped, empty lines
-//! skipped. This file depends on rmcp, serde, serde_json and tokio only: the benchmarks include
-//! it as is.
+//! skipped. This file depends on rmcp, serde, serde_json, tokio and `crate::batch` only: the
+//! benchmarks include both files as they are.
 
+use crate::batch::{BATCH, Written, write_batches};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcRequest,
@@ -39,13 +40,12 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 /// Requests one connection may have in flight (received, answer not yet written).
 pub const IN_FLIGHT: usize = 512;
-const BATCH: usize = 256 * 1024;
 /// The longest line read; a longer one is answered -32600 and skipped.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// How long `close` lets a writer make no progress before abandoning the answers still queued
@@ -99,7 +99,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             owed: VecDeque::new(),
             in_flight: HashMap::new(),
             tx: Some(tx),
-            writer: Some(tokio::spawn(write_batches(
+            writer: Some(tokio::spawn(write_frames(
                 rx,
                 writer,
                 permits.clone(),
@@ -111,46 +111,41 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     }
 }
 
-async fn write_batches<W: AsyncWrite + Unpin>(
+/// The writer's progress: bytes for `close`'s stall check, permits back once a batch is out.
+struct Progress {
+    permits: Arc<Semaphore>,
+    written: Arc<AtomicU64>,
+}
+
+impl Written for Progress {
+    fn bytes(&mut self, bytes: usize) {
+        self.written.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+    fn batch(&mut self, credits: usize) {
+        self.permits.add_permits(credits);
+    }
+}
+
+async fn write_frames<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Frame>,
     mut out: W,
     permits: Arc<Semaphore>,
     written: Arc<AtomicU64>,
 ) {
-    let mut batch = Vec::with_capacity(BATCH);
-    while let Some(first) = rx.recv().await {
-        batch.clear();
-        batch.extend_from_slice(&first.bytes);
-        let mut released = usize::from(first.permit);
-        while batch.len() < BATCH {
-            match rx.try_recv() {
-                Ok(more) => {
-                    batch.extend_from_slice(&more.bytes);
-                    released += usize::from(more.permit);
-                }
-                Err(_) => break,
-            }
-        }
-        let mut rest = &batch[..];
-        let mut failed = false;
-        while !rest.is_empty() {
-            match out.write(rest).await {
-                Ok(0) | Err(_) => {
-                    failed = true;
-                    break;
-                }
-                Ok(n) => {
-                    rest = &rest[n..];
-                    written.fetch_add(n as u64, Ordering::Relaxed);
-                }
-            }
-        }
-        if failed || out.flush().await.is_err() {
-            // Nobody reads any more: end `receive` rather than let it wait for permits.
-            permits.close();
-            return;
-        }
-        permits.add_permits(released);
+    let encode = |frame: Frame, batch: &mut Vec<u8>| {
+        batch.extend_from_slice(&frame.bytes);
+        usize::from(frame.permit)
+    };
+    let mut progress = Progress {
+        permits: permits.clone(),
+        written,
+    };
+    if write_batches(&mut rx, &mut out, BATCH, encode, &mut progress)
+        .await
+        .is_err()
+    {
+        // Nobody reads any more: end `receive` rather than let it wait for permits.
+        permits.close();
     }
 }
 

@@ -2,6 +2,7 @@
 //! connection (`client`, `dispose`, `on_close`) a face holds.
 
 use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use crate::batch::{BATCH, write_batches};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
@@ -9,7 +10,7 @@ use crate::spec::SurfaceSpec;
 use crate::surface::{Surface, SurfaceClient};
 use crate::sync::lock;
 use futures::future::BoxFuture;
-use futures::{FutureExt, SinkExt, StreamExt};
+use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
@@ -19,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
+use tokio_util::codec::{FramedRead, LinesCodec};
 
 /// How a dial waits: for the greeting, and for each answer.
 ///
@@ -388,24 +389,21 @@ where
 {
     let closed = CloseSignal::new();
     let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
-    let mut sink = FramedWrite::new(writer, LinesCodec::new_with_max_length(MAX_FRAME));
     let writer_closed = closed.clone();
     tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                line = lines_rx.recv() => {
-                    let Some(line) = line else { return };
-                    let mut ok = sink.feed(line).await.is_ok();
-                    while let (true, Ok(more)) = (ok, lines_rx.try_recv()) {
-                        ok = sink.feed(more).await.is_ok();
-                    }
-                    if !ok || SinkExt::<String>::flush(&mut sink).await.is_err() {
-                        writer_closed.close();
-                        return;
-                    }
+        let (mut writer, mut nothing) = (writer, ());
+        let line = |line: String, batch: &mut Vec<u8>| {
+            batch.extend_from_slice(line.as_bytes());
+            batch.push(b'\n');
+            0
+        };
+        tokio::select! {
+            wrote = write_batches(&mut lines_rx, &mut writer, BATCH, line, &mut nothing) => {
+                if wrote.is_err() {
+                    writer_closed.close();
                 }
-                _ = writer_closed.closed() => return,
             }
+            _ = writer_closed.closed() => {}
         }
     });
     let inner = Arc::new(Inner {

@@ -7,11 +7,12 @@
 //! by default), and the pause after a failed `accept`.
 
 use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use crate::batch::{BATCH, write_batches};
 use crate::expose::{ErasedExpose, Expose, Exposure};
 use crate::failure::{Failure, FailureKind};
 use crate::surface::Surface;
 use crate::sync::lock;
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use std::collections::HashMap;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -22,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::UnixListener;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
-use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
+use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
 /// The bounds and permissions of a served wire face.
@@ -383,27 +384,21 @@ async fn serve_connection<S, R, W>(
     // Bounded: a client that does not read its answers fills this queue, which holds back the
     // requests answering into it, which hold the in-flight permits, which stop the reading.
     let (tx, mut rx) = mpsc::channel::<ReplyFrame>(options.reply_queue);
-    let mut sink = FramedWrite::new(writer, LinesCodec::new());
     // Fires when the writer fails: nobody reads the answers any more, so stop reading requests.
     let gone = CancellationToken::new();
     let writer_gone = gone.clone();
     let writer_task = tokio::spawn(async move {
         let _gone = writer_gone.drop_guard();
-        while let Some(frame) = rx.recv().await {
-            // Feed what is queued, flush once: one write for a burst of replies.
-            let mut next = Some(frame);
-            while let Some(frame) = next {
-                if let Some(line) = encode(&frame)
-                    && sink.feed(line).await.is_err()
-                {
-                    return;
-                }
-                next = rx.try_recv().ok();
+        let mut writer = writer;
+        // A reply too large to send was already turned into a refusal by `encode`.
+        let line = |frame: ReplyFrame, batch: &mut Vec<u8>| {
+            if let Some(line) = encode(&frame) {
+                batch.extend_from_slice(line.as_bytes());
+                batch.push(b'\n');
             }
-            if SinkExt::<String>::flush(&mut sink).await.is_err() {
-                return;
-            }
-        }
+            0
+        };
+        let _ = write_batches(&mut rx, &mut writer, BATCH, line, &mut ()).await;
     });
     let hello = Hello {
         surface: S::NAME.to_owned(),

@@ -1,0 +1,417 @@
+//! The composition rules of a rooted bundle, written once: const-evaluable predicates and one
+//! [`Problem`] type whose sentence is built by a `const fn`, so that both boot-time composition
+//! (`table.rs`, every reroster — it calls these) and `bundle!`'s compile-time check
+//! (`mcp/static_bundle.rs`, which still carries its own copy and is next to move onto them) can
+//! apply one rule with one wording.
+//!
+//! ```
+//! use surface_runtime::rules::{Problem, sibling_key_ok};
+//! const _: () = assert!(sibling_key_ok("tenant-a") && !sibling_key_ok("a b") && !sibling_key_ok(""));
+//! let p = Problem::BadSiblingKey { key: "a b" };
+//! assert!(p.sentence().as_str().starts_with("sibling key \"a b\" must be non-empty"));
+//! ```
+
+/// Tool names hosts accept: at most this many characters of `[A-Za-z0-9_.-]`.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// Whether `b` may appear in a tool name (`[A-Za-z0-9_.-]`).
+pub const fn tool_name_byte_ok(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// Whether a sibling key is non-empty and only `[A-Za-z0-9_-]`: it becomes a URI segment and a
+/// tool-name prefix.
+pub const fn sibling_key_ok(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    if bytes.is_empty() {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if !(bytes[i].is_ascii_alphanumeric() || matches!(bytes[i], b'_' | b'-')) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Byte equality of two strings, in const evaluation.
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// A tool name as a prefix (a sibling key, or empty) and up to two words, joined by `_` — how
+/// const evaluation spells `t_ns_verb` without allocating. At boot the whole name is the first
+/// part.
+#[derive(Clone, Copy, Debug)]
+pub struct Name<'a> {
+    parts: [&'a str; 3],
+}
+
+impl<'a> Name<'a> {
+    /// `prefix_a_b`, leaving out empty parts.
+    pub const fn new(prefix: Option<&'a str>, a: &'a str, b: &'a str) -> Name<'a> {
+        match prefix {
+            Some(p) => Name { parts: [p, a, b] },
+            None => Name { parts: ["", a, b] },
+        }
+    }
+
+    /// A name already joined.
+    pub const fn whole(name: &'a str) -> Name<'a> {
+        Name {
+            parts: [name, "", ""],
+        }
+    }
+
+    /// Its length in bytes.
+    pub const fn len(&self) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < 3 {
+            if !self.parts[i].is_empty() {
+                if n > 0 {
+                    n += 1;
+                }
+                n += self.parts[i].len();
+            }
+            i += 1;
+        }
+        n
+    }
+
+    /// Whether it is empty.
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The byte at `at` of the joined name.
+    pub const fn byte(&self, mut at: usize) -> u8 {
+        let mut i = 0;
+        let mut first = true;
+        while i < 3 {
+            let part = self.parts[i].as_bytes();
+            if !part.is_empty() {
+                if !first {
+                    if at == 0 {
+                        return b'_';
+                    }
+                    at -= 1;
+                }
+                if at < part.len() {
+                    return part[at];
+                }
+                at -= part.len();
+                first = false;
+            }
+            i += 1;
+        }
+        0
+    }
+
+    /// Whether both spell the same name.
+    pub const fn eq(&self, other: &Name) -> bool {
+        let n = self.len();
+        if n != other.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < n {
+            if self.byte(i) != other.byte(i) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Whether hosts accept it: non-empty, at most [`MAX_TOOL_NAME`] bytes of `[A-Za-z0-9_.-]`.
+    pub const fn ok(&self) -> bool {
+        let n = self.len();
+        if n == 0 || n > MAX_TOOL_NAME {
+            return false;
+        }
+        let mut i = 0;
+        while i < n {
+            if !tool_name_byte_ok(self.byte(i)) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Place<'a> {
+    /// The core.
+    Core,
+    /// The sibling under this key.
+    Sibling(&'a str),
+    /// The bundle root.
+    Root,
+}
+
+impl<'a> Place<'a> {
+    /// The core (`None`) or a sibling.
+    pub const fn of(sibling: Option<&'a str>) -> Place<'a> {
+        match sibling {
+            Some(k) => Place::Sibling(k),
+            None => Place::Core,
+        }
+    }
+}
+
+/// What produced a tool name: `procedure ns.verb on sibling "t"`, `bespoke count on the core`.
+#[derive(Clone, Copy, Debug)]
+pub struct Origin<'a> {
+    /// `"procedure"` or `"bespoke"`.
+    pub what: &'a str,
+    /// The procedure's or tool's own name.
+    pub word: &'a str,
+    /// Where it is declared.
+    pub place: Place<'a>,
+}
+
+/// One reason a bundle is refused; [`Problem::sentence`] says it, naming what collides and how
+/// to fix it.
+#[derive(Clone, Copy, Debug)]
+pub enum Problem<'a> {
+    /// Neither a core nor a sibling.
+    Empty,
+    /// A sibling key breaks [`sibling_key_ok`].
+    BadSiblingKey {
+        /// The key.
+        key: &'a str,
+    },
+    /// The same sibling key twice.
+    DuplicateSibling {
+        /// The key.
+        key: &'a str,
+    },
+    /// A sibling key equal to a core collection: its item URIs would address both.
+    SiblingIsCoreCollection {
+        /// The key.
+        key: &'a str,
+    },
+    /// A tool name hosts refuse.
+    ToolNameLimits {
+        /// The name.
+        name: Name<'a>,
+        /// What produced it.
+        origin: Origin<'a>,
+    },
+    /// Two tools with one name.
+    ToolNameTwice {
+        /// The name.
+        name: Name<'a>,
+        /// Its first claimant.
+        first: Origin<'a>,
+        /// The second.
+        second: Origin<'a>,
+    },
+}
+
+impl Problem<'_> {
+    /// The sentence, built in const evaluation (for `bundle!`'s compile error) or at boot.
+    pub const fn sentence(&self) -> Sentence {
+        self.write(Sentence::new())
+    }
+
+    /// Appends the sentence to `s`.
+    pub const fn write(&self, s: Sentence) -> Sentence {
+        match *self {
+            Problem::Empty => {
+                s.push("a rooted bundle needs a core or at least one sibling, and this one has neither")
+            }
+            Problem::BadSiblingKey { key } => s.push("sibling key \"").push(key).push(
+                "\" must be non-empty and use only letters, digits, `_` and `-`: it becomes a URI segment and a tool-name prefix",
+            ),
+            Problem::DuplicateSibling { key } => s
+                .push("sibling key \"")
+                .push(key)
+                .push("\" is given twice — each sibling needs a key of its own"),
+            Problem::SiblingIsCoreCollection { key } => s
+                .push("sibling key \"")
+                .push(key)
+                .push("\" equals the core collection \"")
+                .push(key)
+                .push("\": surface://collections/")
+                .push(key)
+                .push("/{id} would address both — rename the sibling"),
+            Problem::ToolNameLimits { name, origin } => s
+                .push("tool name \"")
+                .push_name(&name)
+                .push("\" (from ")
+                .push_origin(&origin)
+                .push(") breaks the client limits of at most ")
+                .push_usize(MAX_TOOL_NAME)
+                .push(" characters of [A-Za-z0-9_.-] — shorten or rename it"),
+            Problem::ToolNameTwice {
+                name,
+                first,
+                second,
+            } => s
+                .push("tool name \"")
+                .push_name(&name)
+                .push("\" is produced by both ")
+                .push_origin(&first)
+                .push(" and ")
+                .push_origin(&second)
+                .push(" — rename one"),
+        }
+    }
+}
+
+impl std::fmt::Display for Problem<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.sentence().as_str())
+    }
+}
+
+/// A sentence built in const evaluation: a fixed buffer (longer text is cut, on a character
+/// boundary).
+pub struct Sentence {
+    buf: [u8; Sentence::CAPACITY],
+    len: usize,
+}
+
+impl Default for Sentence {
+    fn default() -> Self {
+        Sentence::new()
+    }
+}
+
+impl Sentence {
+    /// How many bytes a sentence (or a list of them) holds.
+    pub const CAPACITY: usize = 2048;
+
+    /// An empty sentence.
+    pub const fn new() -> Sentence {
+        Sentence {
+            buf: [0; Sentence::CAPACITY],
+            len: 0,
+        }
+    }
+
+    /// Whether nothing was written.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends `text` (as much as fits, whole characters only).
+    pub const fn push(mut self, text: &str) -> Sentence {
+        let bytes = text.as_bytes();
+        if self.len + bytes.len() > Sentence::CAPACITY {
+            return self;
+        }
+        let mut i = 0;
+        while i < bytes.len() {
+            self.buf[self.len] = bytes[i];
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    /// Appends `n` in decimal.
+    pub const fn push_usize(mut self, mut n: usize) -> Sentence {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if self.len + count > Sentence::CAPACITY {
+            return self;
+        }
+        while count > 0 {
+            count -= 1;
+            self.buf[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    const fn push_name(mut self, name: &Name) -> Sentence {
+        let n = name.len();
+        if self.len + n > Sentence::CAPACITY {
+            return self;
+        }
+        let mut i = 0;
+        while i < n {
+            self.buf[self.len] = name.byte(i);
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn push_origin(self, o: &Origin) -> Sentence {
+        let s = self.push(o.what).push(" ").push(o.word);
+        match o.place {
+            Place::Sibling(k) => s.push(" on sibling \"").push(k).push("\""),
+            Place::Core => s.push(" on the core"),
+            Place::Root => s.push(" at the bundle root"),
+        }
+    }
+
+    /// The text.
+    pub const fn as_str(&self) -> &str {
+        let (head, _) = self.buf.split_at(self.len);
+        match std::str::from_utf8(head) {
+            Ok(s) => s,
+            Err(_) => "a bundle was refused",
+        }
+    }
+
+    /// Stops const evaluation (a compile error at `bundle!`) with this text.
+    pub const fn fail(&self) -> ! {
+        panic!("{}", self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_keys_follow_one_rule() {
+        assert!(Name::new(Some("t"), "proc", "kill").eq(&Name::whole("t_proc_kill")));
+        assert!(Name::whole("proc_kill").ok());
+        assert!(!Name::whole("proc kill").ok());
+        assert!(!Name::whole("").ok());
+        assert!(!Name::whole(&"x".repeat(65)).ok());
+        assert!(sibling_key_ok("a_b-1") && !sibling_key_ok("a.b") && !sibling_key_ok("é"));
+        let origin = Origin {
+            what: "procedure",
+            word: "proc.kill",
+            place: Place::Sibling("t"),
+        };
+        let p = Problem::ToolNameLimits {
+            name: Name::whole("t_proc kill"),
+            origin,
+        };
+        assert_eq!(
+            p.to_string(),
+            "tool name \"t_proc kill\" (from procedure proc.kill on sibling \"t\") breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it"
+        );
+    }
+}
