@@ -186,6 +186,12 @@ pub struct Origin<'a> {
     pub place: Place<'a>,
 }
 
+impl std::fmt::Display for Origin<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Sentence::new().push_origin(self).as_str())
+    }
+}
+
 /// One reason a bundle is refused; [`Problem::sentence`] says it, naming what collides and how
 /// to fix it.
 #[derive(Clone, Copy, Debug)]

@@ -188,6 +188,12 @@ impl Claimant {
     }
 }
 
+impl std::fmt::Display for Claimant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.origin().fmt(f)
+    }
+}
+
 /// One row of the served tool table.
 #[derive(Clone)]
 pub(crate) struct ToolRow {
