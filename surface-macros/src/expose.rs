@@ -194,20 +194,27 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     // `resource(mirror)`: those members are also served as read-only tools.
     let mirrors = (!mirrored.is_empty()).then(|| quote!(.__mirrored(&[#(#mirrored),*])));
     let compile_errors = errors.to_compile_errors();
-    // Only what the keys need: a map of members alone does not ask for the impl block.
-    let any = |procedure: bool| input.entries.iter().any(|e| e.is_procedure() == procedure);
-    let members = any(false).then(
-        || quote!(const MEMBERS: &[::surface::MemberSpec] = <#alias as ::surface::SurfaceMembers>::MEMBERS;),
-    );
-    let declared = any(true)
-        .then(|| quote!(const DECLARED: &[&str] = <#alias as ::surface::SurfaceProcedures>::DECLARED;));
+    // Only what the keys need (a map of members alone does not ask for the impl block), as
+    // one constant, so a type that is not a surface is one error.
+    let keys = if input.entries.iter().any(Entry::is_procedure) {
+        quote! {
+            const KEYS: (&str, &[::surface::MemberSpec], &[&str]) =
+                <#alias as ::surface::__private::keys::Keys>::KEYS;
+            const DECLARED: &[&str] = KEYS.2;
+        }
+    } else {
+        quote! {
+            const KEYS: (&str, &[::surface::MemberSpec]) =
+                <#alias as ::surface::__private::keys::MemberKeys>::KEYS;
+        }
+    };
     quote! {
         {
             #compile_errors
             type #alias = #surface;
-            const NAME: &str = <#alias as ::surface::SurfaceMembers>::NAME;
-            #members
-            #declared
+            #keys
+            const NAME: &str = KEYS.0;
+            const MEMBERS: &[::surface::MemberSpec] = KEYS.1;
             #(#checks)*
             const ENTRIES: &[::surface::ExposeEntry] = &[#(#entries),*];
             ::surface::Expose::<#alias>::__from_checked_entries(ENTRIES)#mirrors

@@ -7,6 +7,7 @@
 //! `::surface::__private`.
 
 mod bundle;
+mod checks;
 mod docs;
 mod errors;
 mod expose;

@@ -11,6 +11,7 @@
 //! (but keeps its `expose!` key when its name is valid), so one mistake gives one error. Only a
 //! mistake in the impl block itself leaves the block emitted alone.
 
+use crate::checks;
 use crate::docs::{doc_attrs, doc_text};
 use crate::errors::{Errors, unknown_word};
 use crate::names;
@@ -273,14 +274,9 @@ fn procedure_name(attr: &syn::Attribute, method: &Ident, errors: &mut Errors) ->
 /// `surface_struct::member_checks`: every body that needs them starts with them, so a type that does
 /// not qualify is reported once).
 fn procedure_checks(p: &Procedure) -> TokenStream {
-    let output = &p.output;
-    let input = p
-        .input
-        .as_ref()
-        .map(|t| quote_spanned!(t.span()=> ::surface::__private::assert_input::<#t>();));
-    let written = written_ok(output)
-        .map(|ok| quote_spanned!(ok.span()=> ::surface::__private::assert_procedure_ok::<#output, #ok>();));
-    let output = quote_spanned!(output.span()=> ::surface::__private::assert_procedure_result::<#output>(););
+    let input = p.input.as_ref().map(checks::procedure_input);
+    let output = checks::procedure_result(&p.output);
+    let written = written_ok(&p.output).map(|ok| checks::procedure_ok(&p.output, ok));
     quote!(#input #output #written)
 }
 
@@ -293,17 +289,11 @@ fn procedure_checks(p: &Procedure) -> TokenStream {
 /// bounds as where-clauses; the `for<'x>` keeps rustc from checking them where the method is
 /// declared: a wrong `R` is reported once, by its check, and the method merely cannot be
 /// called.
-fn ok_type(output: &Type) -> (TokenStream, Option<TokenStream>) {
-    if let Some(ok) = written_ok(output) {
-        return (ok.to_token_stream(), None);
+fn ok_type(output: &Type) -> TokenStream {
+    match written_ok(output) {
+        Some(ok) => ok.to_token_stream(),
+        None => quote!(<#output as ::surface::ProcedureResult>::Ok),
     }
-    let ok = quote!(<#output as ::surface::__private::ProcedureResult>::Ok);
-    let bound = quote! {
-        where
-            for<'x> #output: ::surface::__private::ProcedureResult,
-            for<'x> #ok: ::surface::__private::serde::de::DeserializeOwned,
-    };
-    (ok, Some(bound))
 }
 
 /// `T` of a return type written `Result<T, E>` (two arguments).
@@ -404,15 +394,16 @@ fn procedure_spec(p: &Procedure) -> TokenStream {
 fn dispatch_arm(p: &Procedure) -> TokenStream {
     let name = &p.name;
     let checks = procedure_checks(p);
-    // Spanned at the user's types, like their checks.
+    // The answer's type named at the user's return type, like its check (see `checks`).
     let span = p.output.span();
+    let output = &p.output;
     let mut method = p.method.clone();
     method.set_span(span);
     let call = match &p.input {
         Some(t) => {
             let decode = quote_spanned!(t.span()=> ::surface::__private::decode_input::<#t>(input)?);
             let answer = quote_spanned! {span=>
-                ::surface::__private::ProcedureResult::into_answer(Self::#method(self, input).await)
+                ::surface::__private::answer::<#output>(Self::#method(self, input).await)
             };
             quote! {
                 let input = #decode;
@@ -421,7 +412,7 @@ fn dispatch_arm(p: &Procedure) -> TokenStream {
         }
         None => {
             let answer = quote_spanned! {span=>
-                ::surface::__private::ProcedureResult::into_answer(Self::#method(self).await)
+                ::surface::__private::answer::<#output>(Self::#method(self).await)
             };
             quote! {
                 let _ = input;
@@ -500,8 +491,26 @@ fn client_method(p: &Procedure) -> TokenStream {
     } else {
         p.doc.clone()
     });
-    let (ok, bound) = ok_type(&p.output);
+    let ok = ok_type(&p.output);
     let answer = quote!(::core::result::Result<#ok, ::surface::Failure>);
+    let output = &p.output;
+    // Its types are checked by the procedure's checks; these bounds, under a `for<'x>` rustc
+    // does not check where the method is declared, keep a type that does not qualify from
+    // being reported a second time here (the method merely cannot be called).
+    let input_bound = p
+        .input
+        .as_ref()
+        .map(|t| quote!(for<'x> #t: ::surface::__private::serde::Serialize,));
+    // The projection needs its trait; a success type written out does not.
+    let projection_bound = written_ok(output)
+        .is_none()
+        .then(|| quote!(for<'x> #output: ::surface::ProcedureResult,));
+    let bound = quote! {
+        where
+            #projection_bound
+            #input_bound
+            for<'x> #ok: ::surface::__private::serde::de::DeserializeOwned,
+    };
     // Spanned so that rustc points at the input type when it cannot be encoded and at the
     // return type when the answer cannot be decoded.
     let output_span = p.output.span();

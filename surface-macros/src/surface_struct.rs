@@ -11,6 +11,7 @@
 //! the rest still expands; a mistake in the struct itself leaves the struct (our attributes
 //! stripped) emitted alone. Either way one mistake gives one error.
 
+use crate::checks;
 use crate::docs::{doc_attrs, doc_text};
 use crate::errors::{Errors, unknown_word};
 use crate::names;
@@ -22,7 +23,28 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, Fields, Ident, ItemStruct, Meta, Type};
 
-const KINDS: &[&str] = &["cell", "collection", "stream", "event"];
+/// One row per member kind: everything the expansion names for it.
+struct KindRow {
+    kind: Kind,
+    /// The attribute (`#[cell]`) and the spec's word.
+    word: &'static str,
+    /// The live container (`::surface::Cell<T>`) and the `MemberKind` variant.
+    container: &'static str,
+    /// The typed client (`::surface::CellClient<'_, T>`).
+    client: &'static str,
+    /// `::surface::__private::members::…` functions: the live member and the client.
+    live_fn: &'static str,
+    client_fn: &'static str,
+}
+
+#[rustfmt::skip]
+const KINDS: [KindRow; 4] = [
+    KindRow { kind: Kind::Cell, word: "cell", container: "Cell", client: "CellClient", live_fn: "live_cell", client_fn: "cell_client" },
+    KindRow { kind: Kind::Collection, word: "collection", container: "Collection", client: "CollectionClient", live_fn: "live_collection", client_fn: "collection_client" },
+    KindRow { kind: Kind::Stream, word: "stream", container: "Stream", client: "StreamClient", live_fn: "live_stream", client_fn: "stream_client" },
+    KindRow { kind: Kind::Event, word: "event", container: "Event", client: "EventClient", live_fn: "live_event", client_fn: "event_client" },
+];
+
 /// Names a member accessor would take from the generated client: its inherent methods, those
 /// of the traits it implements (`SurfaceClient`, `Clone`, `Deref`) and of `ToOwned`, which
 /// every `Clone` type has. An inherent accessor named `clone` would shadow `Clone::clone` in
@@ -50,24 +72,23 @@ enum Kind {
 
 impl Kind {
     fn from_word(w: &str) -> Option<Kind> {
-        Some(match w {
-            "cell" => Kind::Cell,
-            "collection" => Kind::Collection,
-            "stream" => Kind::Stream,
-            "event" => Kind::Event,
-            _ => return None,
-        })
+        KINDS.iter().find(|r| r.word == w).map(|r| r.kind)
     }
-    fn variant(self) -> Ident {
-        Ident::new(
-            match self {
-                Kind::Cell => "Cell",
-                Kind::Collection => "Collection",
-                Kind::Stream => "Stream",
-                Kind::Event => "Event",
-            },
-            Span::call_site(),
-        )
+    fn row(self) -> &'static KindRow {
+        KINDS
+            .iter()
+            .find(|r| r.kind == self)
+            .expect("every kind has a row")
+    }
+    /// `::surface::<name>`
+    fn path(name: &str) -> TokenStream {
+        let name = Ident::new(name, Span::call_site());
+        quote!(::surface::#name)
+    }
+    /// `::surface::__private::members::<name>`
+    fn function(name: &str, span: Span) -> TokenStream {
+        let name = Ident::new(name, span);
+        quote_spanned!(span=> ::surface::__private::members::#name)
     }
 }
 
@@ -88,6 +109,18 @@ struct Member {
     cfgs: Vec<Attribute>,
     /// Whether its name is reserved by the client (reported; the member gets no accessor).
     reserved: bool,
+}
+
+impl Member {
+    /// `u32, Process` of a collection, `Load` of the others: each type with its own span, so
+    /// a use of the container is blamed on the type that does not qualify.
+    fn type_args(&self) -> TokenStream {
+        let value = &self.value;
+        match &self.key {
+            Some(key) => quote!(#key, #value),
+            None => quote!(#value),
+        }
+    }
 }
 
 struct Model {
@@ -193,7 +226,7 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
 
 /// Reads the arguments of `#[cell]`, `#[collection(key = K)]`, `#[stream]`, `#[event]`.
 fn parse_kind_args(attr: &Attribute, kind: Kind, errors: &mut Errors) -> Option<Type> {
-    let word = KINDS[kind as usize];
+    let word = kind.row().word;
     match (&attr.meta, kind) {
         (Meta::Path(_), Kind::Collection) => {
             errors.at(
@@ -235,16 +268,11 @@ fn parse_kind_args(attr: &Attribute, kind: Kind, errors: &mut Errors) -> Option<
     }
 }
 
+/// `::surface::Cell<Load>`, `::surface::Collection<u32, Process>`, spanned at the value type.
 fn container_type(kind: Kind, value: &Type, key: Option<&Type>) -> Type {
-    let span = value.span();
-    let tokens = match (kind, key) {
-        (Kind::Cell, _) => quote_spanned!(span=> ::surface::Cell<#value>),
-        (Kind::Collection, Some(key)) => quote_spanned!(span=> ::surface::Collection<#key, #value>),
-        (Kind::Collection, None) => unreachable!("a stand-in key was given"),
-        (Kind::Stream, _) => quote_spanned!(span=> ::surface::Stream<#value>),
-        (Kind::Event, _) => quote_spanned!(span=> ::surface::Event<#value>),
-    };
-    syn::parse2(tokens).expect("a path type")
+    let container = Ident::new(kind.row().container, value.span());
+    let key = key.map(|k| quote!(#k,));
+    syn::parse2(quote_spanned!(value.span()=> ::surface::#container<#key #value>)).expect("a path type")
 }
 
 /// `TypeSpec { rust: "Load", schema: schema_of::<Load> }`, spanned at the type.
@@ -261,13 +289,9 @@ fn type_spec(ty: &Type) -> TokenStream {
 /// reports a type that does not qualify once, with the message of `MemberValue`/`MemberKey`,
 /// and drops the errors of the same type at the same span that these imply.
 fn member_checks(m: &Member) -> TokenStream {
-    let value = &m.value;
-    let value = quote_spanned!(value.span()=> ::surface::__private::assert_member_value::<#value>(););
-    let key = m
-        .key
-        .as_ref()
-        .map(|k| quote_spanned!(k.span()=> ::surface::__private::assert_member_key::<#k>();));
-    quote!(#value #key)
+    let value = checks::member_value(&m.value);
+    let key = m.key.as_ref().map(checks::member_key);
+    quote!(#key #value)
 }
 
 fn emit(model: &Model) -> TokenStream {
@@ -277,12 +301,12 @@ fn emit(model: &Model) -> TokenStream {
     let name = ident.to_string();
     let doc = doc_text(&item.attrs);
     let client = names::client(ident);
-    let procedures = names::procedures(ident);
     let members = &model.members;
     // `Ops` spanned like the rest of the expansion, so the error of a surface without its
     // `#[surface]` impl block (in `SPEC` and in `direct`) is one error at the attribute.
     let mut surface = ident.clone();
     surface.set_span(Span::call_site());
+    let procedures = names::procedures(ident);
 
     let checks: Vec<TokenStream> = members
         .iter()
@@ -299,7 +323,7 @@ fn emit(model: &Model) -> TokenStream {
 
     let specs = members.iter().map(|m| {
         let member = &m.name;
-        let kind = m.kind.variant();
+        let kind = Ident::new(m.kind.row().container, Span::call_site());
         let doc = &m.doc;
         let value = type_spec(&m.value);
         let key = match &m.key {
@@ -326,18 +350,14 @@ fn emit(model: &Model) -> TokenStream {
         let field = &m.ident;
         let member = &m.name;
         let cfgs = &m.cfgs;
-        // Spanned at the value type, like its check, so a value that does not qualify is
-        // reported once.
-        let mut field = field.clone();
-        field.set_span(m.value.span());
-        let live = quote_spanned!(m.value.span()=> &self.#field);
-        quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live),)
+        let live = Kind::function(m.kind.row().live_fn, Span::call_site());
+        let args = m.type_args();
+        quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live::<#args>(&self.#field)),)
     });
 
     let accessors = members.iter().filter(|m| !m.reserved).map(|m| {
         let field = &m.ident;
         let member = &m.name;
-        let value = &m.value;
         let cfgs = &m.cfgs;
         let checks = member_checks(m);
         let doc = doc_attrs(&if m.doc.is_empty() {
@@ -345,22 +365,12 @@ fn emit(model: &Model) -> TokenStream {
         } else {
             m.doc.clone()
         });
-        let (ty, client) = match m.kind {
-            Kind::Cell => (quote!(::surface::CellClient<'_, #value>), quote!(CellClient)),
-            Kind::Collection => {
-                let key = &m.key;
-                (
-                    quote!(::surface::CollectionClient<'_, #key, #value>),
-                    quote!(CollectionClient),
-                )
-            }
-            Kind::Stream => (quote!(::surface::StreamClient<'_, #value>), quote!(StreamClient)),
-            Kind::Event => (quote!(::surface::EventClient<'_, #value>), quote!(EventClient)),
-        };
-        // Spanned at the value type, like its check (see `member_checks`).
-        let new = quote_spanned! {value.span()=>
-            ::surface::#client::__new(&**::surface::SurfaceClient::dispatch(self), #member)
-        };
+        let row = m.kind.row();
+        let client = Kind::path(row.client);
+        let client_fn = Kind::function(row.client_fn, Span::call_site());
+        let args = m.type_args();
+        let ty = quote!(#client<'_, #args>);
+        let new = quote!(#client_fn::<#args>(&**::surface::SurfaceClient::dispatch(self), #member));
         quote! {
             #(#cfgs)*
             #doc
@@ -371,13 +381,14 @@ fn emit(model: &Model) -> TokenStream {
         }
     });
 
-    let client_doc = doc_attrs(&format!(
-        "The typed client of [`{name}`]: one method per member, procedures by namespace.\n\n\
-         Procedure namespaces are reached through [`{procedures}`] (`client.procedures()`),\n\
-         and directly on the client unless a member has the same name."
-    ));
     let procedures_doc = doc_attrs(&format!(
         "The procedure namespaces of [`{name}`], for its typed client."
+    ));
+    let client_doc = doc_attrs(&format!(
+        "The typed client of [`{name}`]: one method per member, procedures by namespace.\n\n\
+         Namespaces are reached through `client.procedures()` and, by `Deref`, on the client\n\
+         itself (`client.proc()`). A member's accessor always owns its name: a namespace\n\
+         named like a member is reached through `client.procedures()` only."
     ));
 
     quote! {

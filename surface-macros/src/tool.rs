@@ -9,6 +9,7 @@
 //! binding. A mistake in the attribute is reported and the tool still expands; a mistake in
 //! the signature is reported and the function is emitted alone.
 
+use crate::checks;
 use crate::docs::{doc_attrs, doc_text};
 use crate::errors::{Errors, unknown_word};
 use crate::names;
@@ -299,21 +300,18 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     // Every body that needs the input or output type to qualify starts with its check, spanned
     // at the user's type, so a type that does not qualify is reported once (see
     // `surface_struct::member_checks`).
-    let input_check = params
-        .args
-        .as_ref()
-        .map(|ty| quote_spanned!(ty.span()=> ::surface::__private::assert_input::<#ty>();));
-    let output_check = quote_spanned!(output.span()=> ::surface::__private::assert_tool_result::<#output>(););
+    let input_check = params.args.as_ref().map(checks::tool_input);
+    let output_check = checks::tool_result(output);
     let render_check = args.render.as_ref().map(|r| match r.to_string().as_str() {
-        "audio" => quote_spanned!(r.span()=> ::surface::__private::assert_renders_audio::<#output>();),
-        _ => quote_spanned!(r.span()=> ::surface::__private::assert_renders_image::<#output>();),
+        "audio" => checks::renders_audio(output, r.span()),
+        _ => checks::renders_image(output, r.span()),
     });
 
     // Spanned at the return type, like its check.
     let mut function = ident.clone();
     function.set_span(output.span());
     let answer = quote_spanned! {output.span()=>
-        ::surface::__private::ToolResult::into_output(#function(#args_pass client #cancel_pass).await)
+        ::surface::__private::tool_answer::<#output>(#function(#args_pass client #cancel_pass).await)
     };
     let struct_doc = doc_attrs(&format!(
         "The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`)."

@@ -37,6 +37,11 @@ pub mod wire;
 #[path = "private.rs"]
 pub mod __private;
 
+/// The bounds `#[surface]` and `#[tool]` check a procedure's or tool's types against (named
+/// here so compiler messages name them by a public path).
+pub use __private::{
+    Output, ProcedureInput, ProcedureResult, RendersAudio, RendersImage, ToolInput, ToolResult,
+};
 pub use blocks::{OkAudio, OkContent, ok_audio};
 pub use dispatch::{
     CellClient, CloseSignal, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,

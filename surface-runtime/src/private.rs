@@ -20,6 +20,38 @@ use serde_json::Value;
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
     pub use crate::keys::{Sentence, member_problem, mirror_problem, procedure_problem};
+    use crate::{MemberSpec, SurfaceMembers, SurfaceProcedures};
+
+    /// What `expose!` looks keys up in: the surface's name, its members and every procedure
+    /// name it declares, as one constant, so a type that is not a surface is one error.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a whole surface: `#[surface]` goes on its struct and on its impl block",
+        label = "`expose!` names the procedures of `{Self}`, which needs both",
+        note = "write `#[surface] struct {Self} {{ … }}` (its members) and `#[surface] impl {Self} {{ … }}` (its procedures; empty if it has none)"
+    )]
+    pub trait Keys {
+        /// `(name, members, declared procedure names)`
+        #[allow(clippy::type_complexity)]
+        const KEYS: (&'static str, &'static [MemberSpec], &'static [&'static str]);
+    }
+    impl<S: SurfaceProcedures> Keys for S {
+        const KEYS: (&'static str, &'static [MemberSpec], &'static [&'static str]) =
+            (S::NAME, S::MEMBERS, S::DECLARED);
+    }
+
+    /// The same for a map of members alone, which does not need the impl block.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a surface",
+        label = "not declared with `#[surface]`",
+        note = "add `#[surface]` to the struct `{Self}` (its members) and to its `impl` block (its procedures)"
+    )]
+    pub trait MemberKeys {
+        /// `(name, members)`
+        const KEYS: (&'static str, &'static [MemberSpec]);
+    }
+    impl<S: SurfaceMembers> MemberKeys for S {
+        const KEYS: (&'static str, &'static [MemberSpec]) = (S::NAME, S::MEMBERS);
+    }
 }
 
 /// Implemented by the client of surface `S` alone (`#[surface]` writes the one impl):
@@ -33,28 +65,38 @@ pub mod keys {
 )]
 pub trait ClientOf<S> {}
 
-/// The bound of a procedure's or tool's input type.
+/// What a bespoke tool's input must be: decoded from the agent's JSON, described by a schema.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be the input of a procedure or tool",
+    message = "`{Self}` cannot be the input of a tool",
     label = "needs `Deserialize` and `JsonSchema`",
     note = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type"
 )]
-pub trait Input: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
-impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> Input for T {}
+pub trait ToolInput: DeserializeOwned + schemars::JsonSchema + Send + 'static {}
+impl<T: DeserializeOwned + schemars::JsonSchema + Send + 'static> ToolInput for T {}
 
-/// The bound of a procedure's success type.
+/// What a procedure's input must be: a tool input the typed client can also encode.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the input of a procedure",
+    label = "needs `Serialize` (the typed client sends it), `Deserialize` and `JsonSchema`",
+    note = "add `#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]` to the type"
+)]
+pub trait ProcedureInput: ToolInput + Serialize {}
+impl<T: ToolInput + Serialize> ProcedureInput for T {}
+
+/// What a procedure's success type must be: encoded by the server, decoded by the typed client,
+/// described by a schema.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the output of a procedure",
-    label = "needs `Serialize` and `JsonSchema`",
-    note = "add `#[derive(serde::Serialize, schemars::JsonSchema)]` to the type"
+    label = "needs `Serialize`, `Deserialize` (the typed client decodes it) and `JsonSchema`",
+    note = "add `#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]` to the type"
 )]
-pub trait Output: Serialize + schemars::JsonSchema {}
-impl<T: Serialize + schemars::JsonSchema> Output for T {}
+pub trait Output: Serialize + DeserializeOwned + schemars::JsonSchema {}
+impl<T: Serialize + DeserializeOwned + schemars::JsonSchema> Output for T {}
 
 /// What a procedure returns: `Result<T, E>` with `T: Serialize` and `E` a failure.
 #[diagnostic::on_unimplemented(
     message = "a procedure must return `Result<T, E>`, not `{Self}`",
-    label = "`T: Serialize + JsonSchema`, `E: ToolFailure<D>` or any `std::error::Error`",
+    label = "`T: Serialize + Deserialize + JsonSchema`, `E: ToolFailure<D>` or any `std::error::Error`",
     note = "wrap an infallible answer: `Ok::<_, std::convert::Infallible>(value)`"
 )]
 pub trait ProcedureResult {
@@ -99,8 +141,83 @@ impl<T: IntoToolOutput, E: IntoFailure> ToolResult for Result<T, E> {
 pub trait RendersImage {}
 impl<E> RendersImage for Result<crate::OkImage, E> {}
 
-/// Compile-time check that a `render = image` tool answers an image.
-pub const fn assert_renders_image<T: RendersImage>() {}
+/// The live members and typed member clients generated code builds, one function per kind
+/// whose type parameters are checked one by one: rustc then reports a type that does not
+/// qualify at that type's own span, where `#[surface]` already checked it, and drops the
+/// repeat (a collection's key is never blamed on its value type).
+pub mod members {
+    use crate::dispatch::Dispatch;
+    use crate::member::{Cell, Collection, Event, LiveMember, Stream};
+    use crate::{CellClient, CollectionClient, EventClient, MemberKey, MemberValue, StreamClient};
+
+    /// A cell as a live member.
+    pub fn live_cell<T: MemberValue>(cell: &Cell<T>) -> &dyn LiveMember {
+        cell
+    }
+    /// A collection as a live member.
+    pub fn live_collection<K: MemberKey, V: MemberValue>(c: &Collection<K, V>) -> &dyn LiveMember {
+        c
+    }
+    /// A stream as a live member.
+    pub fn live_stream<C: MemberValue>(stream: &Stream<C>) -> &dyn LiveMember {
+        stream
+    }
+    /// An event as a live member.
+    pub fn live_event<T: MemberValue>(event: &Event<T>) -> &dyn LiveMember {
+        event
+    }
+    /// The typed client of a cell.
+    pub fn cell_client<'a, T: MemberValue>(d: &'a dyn Dispatch, member: &'static str) -> CellClient<'a, T> {
+        CellClient::__new(d, member)
+    }
+    /// The typed client of a collection.
+    pub fn collection_client<'a, K: MemberKey, V: MemberValue>(
+        d: &'a dyn Dispatch,
+        member: &'static str,
+    ) -> CollectionClient<'a, K, V> {
+        CollectionClient::__new(d, member)
+    }
+    /// The typed client of a stream.
+    pub fn stream_client<'a, C: MemberValue>(
+        d: &'a dyn Dispatch,
+        member: &'static str,
+    ) -> StreamClient<'a, C> {
+        StreamClient::__new(d, member)
+    }
+    /// The typed client of an event.
+    pub fn event_client<'a, T: MemberValue>(d: &'a dyn Dispatch, member: &'static str) -> EventClient<'a, T> {
+        EventClient::__new(d, member)
+    }
+}
+
+/// Compile-time checks generated bodies start with, each called with the user's type and
+/// spanned at it (see the macro crate's `checks`).
+pub mod assert {
+    use super::{
+        ProcedureInput, ProcedureResult, RendersAudio, RendersImage, ResultOk, ToolInput, ToolResult,
+    };
+    use crate::{MemberKey, MemberValue};
+
+    /// A member's value type qualifies.
+    pub const fn member_value<T: MemberValue>() {}
+    /// A collection's key type qualifies.
+    pub const fn member_key<T: MemberKey>() {}
+    /// A procedure's input type qualifies.
+    pub const fn procedure_input<T: ProcedureInput>() {}
+    /// A procedure's return type qualifies.
+    pub const fn procedure_result<T: ProcedureResult>() {}
+    /// A return type written `Result<T, E>` succeeds with `T` (an alias with swapped
+    /// arguments does not).
+    pub const fn procedure_ok<R: ResultOk<Ok = T>, T>() {}
+    /// A tool's input type qualifies.
+    pub const fn tool_input<T: ToolInput>() {}
+    /// A tool's return type qualifies.
+    pub const fn tool_result<T: ToolResult>() {}
+    /// A `render = image` tool answers an image.
+    pub const fn renders_image<T: RendersImage>() {}
+    /// A `render = audio` tool answers a sound.
+    pub const fn renders_audio<T: RendersAudio>() {}
+}
 
 /// A tool result whose answer is a sound (`render = audio`).
 #[diagnostic::on_unimplemented(
@@ -110,17 +227,6 @@ pub const fn assert_renders_image<T: RendersImage>() {}
 pub trait RendersAudio {}
 impl<E> RendersAudio for Result<crate::OkAudio, E> {}
 
-/// Compile-time check that a `render = audio` tool answers a sound.
-pub const fn assert_renders_audio<T: RendersAudio>() {}
-
-/// Compile-time check that a member's value type qualifies (spanned at the user's type).
-pub const fn assert_member_value<T: crate::MemberValue>() {}
-/// Compile-time check that a collection's key type qualifies.
-pub const fn assert_member_key<T: crate::MemberKey>() {}
-/// Compile-time check that an input type qualifies.
-pub const fn assert_input<T: Input>() {}
-/// Compile-time check that a procedure's return type qualifies.
-pub const fn assert_procedure_result<T: ProcedureResult>() {}
 /// The success type of any `Result`, with no bounds (so checking it adds no error about `T`).
 pub trait ResultOk {
     /// `T` of `Result<T, E>`.
@@ -130,11 +236,16 @@ impl<T, E> ResultOk for Result<T, E> {
     type Ok = T;
 }
 
-/// Compile-time check that a return type written `Result<T, E>` succeeds with `T` (a
-/// `Result` alias with swapped arguments does not).
-pub const fn assert_procedure_ok<R: ResultOk<Ok = T>, T>() {}
-/// Compile-time check that a tool's return type qualifies.
-pub const fn assert_tool_result<T: ToolResult>() {}
+/// A procedure's answer, erased (`R` named by the caller, so a return type that does not
+/// qualify is blamed on the user's type, where its check already reported it).
+pub fn answer<R: ProcedureResult>(result: R) -> Result<Value, Failure> {
+    result.into_answer()
+}
+
+/// A tool's answer, erased (likewise).
+pub fn tool_answer<R: ToolResult>(result: R) -> Result<ToolOutput, Failure> {
+    result.into_output()
+}
 
 /// The bridged JSON Schema of `T`.
 pub fn schema_of<T: schemars::JsonSchema>() -> Value {

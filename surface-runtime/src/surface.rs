@@ -33,9 +33,9 @@ pub trait SurfaceMembers: Send + Sync + Sized + 'static {
 
 /// The procedures half of a surface, implemented by `#[surface]` on an impl block.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` has no `#[surface]` impl block",
-    label = "declared with `#[surface]`, but its procedures are not",
-    note = "add `#[surface] impl {Self} {{ … }}`, empty if the surface has no procedures"
+    message = "`{Self}` is not a whole surface: `#[surface]` goes on its struct and on its impl block",
+    label = "the struct and the impl block of `{Self}` each need `#[surface]`",
+    note = "write `#[surface] struct {Self} {{ … }}` (its members) and `#[surface] impl {Self} {{ … }}` (its procedures; empty if it has none)"
 )]
 pub trait SurfaceProcedures: SurfaceMembers {
     /// Every procedure, in declaration order.
