@@ -95,9 +95,21 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Builds a static roster of surfaces and tools whose collisions are compile errors.
+/// Builds a static roster (`surface::mcp::Roster`) and refuses its mistakes at compile time.
 ///
-/// See the `surface` crate for the full syntax.
+/// ```text
+/// bundle! {
+///     core: CORE, tools: [CountTool];                    // optional; an Expose<Core>
+///     siblings: { "a" => TENANT, tools: [HereTool], "b" => TENANT };
+///     root: [KeysTool];                                  // tools over BundleClient
+/// }
+/// ```
+///
+/// At the key: a sibling key that is empty, not of `[A-Za-z0-9_-]`, or given twice. At the
+/// tool: a tool handed to a member whose surface is not its client's. For the whole roster (in
+/// const evaluation, the sentences of the boot-time composition): a sibling key equal to a core
+/// collection, a tool name produced twice, a tool name over 64 characters. The example that
+/// runs is in the `surface` crate's documentation.
 #[proc_macro]
 pub fn bundle(input: TokenStream) -> TokenStream {
     match syn::parse::<bundle::BundleInput>(input) {
