@@ -1,6 +1,6 @@
 //! `#[tool]` on an `async fn`: a bespoke tool.
 //!
-//! Accepts `#[tool(mutates | read_only, title = "…", render = image)]` on
+//! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio)]` on
 //! `async fn name([args: A,] client: &C [, cancel: CancellationToken | ctx: ToolContext]) -> Result<T, E>`.
 //! Pipeline: parse the attribute with darling and the signature with syn → validate → expand
 //! the function unchanged plus a unit struct `NameTool` (`count` → `CountTool`) implementing
@@ -109,7 +109,7 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
         let NestedMeta::Meta(m) = &n else {
             errors.at(
                 &n,
-                "expected a word: `mutates`, `read_only`, `title = \"…\"` or `render = image`",
+                "expected a word: `mutates`, `read_only`, `title = \"…\"` or `render = image | audio`",
             );
             continue;
         };
@@ -129,7 +129,7 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
             }
             ("title", _) => Some("the title is a string: write `title = \"…\"`"),
             ("render", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Path(_)) => None,
-            ("render", _) => Some("write `render = image`"),
+            ("render", _) => Some("write `render = image` or `render = audio`"),
             _ => {
                 errors.at(m.path(), unknown_word(&word, "`#[tool]`", WORDS));
                 continue;
