@@ -6,6 +6,7 @@
 //! so the panic (and rustc's error) is at the user's key, and the spec is the one source of
 //! truth for what a surface declares.
 
+use crate::rules::str_eq;
 use crate::spec::MemberSpec;
 
 /// A sentence built in const evaluation (a fixed buffer: const fns cannot allocate).
@@ -170,21 +171,6 @@ const fn contains(names: &[&str], key: &str) -> bool {
         i += 1;
     }
     false
-}
-
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 /// The closest of `names` to `key`, if close enough to be a likely typo (the macros' own

@@ -57,22 +57,6 @@ pub fn scoped_member_name(sibling: Option<&str>, key: &str) -> String {
     }
 }
 
-/// String equality in const evaluation (what compile-time roster checks compare names with).
-pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// Where a name comes from: the core (`None`) or a sibling.
 pub(crate) type Owner = Option<String>;
 

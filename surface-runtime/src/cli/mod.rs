@@ -43,11 +43,10 @@ use crate::bundle::{BundleClient, Member, OwnedBundle, RootTools, Siblings};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
+use crate::rules::str_eq;
 use crate::schema;
 use crate::spec::{MemberKind, SurfaceSpec};
-use crate::table::{
-    ToolRow, exposed_members, resource_uri, roster_problems, scoped_member_name, str_eq, tool_table,
-};
+use crate::table::{ToolRow, exposed_members, resource_uri, roster_problems, scoped_member_name, tool_table};
 use crate::tool::{BespokeTool, CancellationToken, OkImage, ToolOutput};
 use base64::Engine;
 use clap::builder::PossibleValuesParser;

@@ -4,9 +4,9 @@
 
 use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 use crate::expose::{ExposeEntry, Exposure};
+use crate::rules::str_eq;
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::surface::Surface;
-use crate::table::str_eq;
 use crate::{BespokeTool, Expose};
 
 /// One surface of a static bundle, as const evaluation sees it.
