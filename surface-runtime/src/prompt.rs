@@ -146,11 +146,7 @@ pub struct PromptArgument {
 /// The arguments of a prompt: its input schema's properties, in order.
 pub fn arguments(input: &InputSchema) -> Vec<PromptArgument> {
     let schema = &input.schema;
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = crate::schema::required_names(schema);
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };

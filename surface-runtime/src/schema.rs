@@ -309,6 +309,16 @@ pub fn wrap_input(bridged: Value) -> InputSchema {
     }
 }
 
+/// The names an object schema lists under `required` (none when it lists nothing).
+pub(crate) fn required_names(node: &Map<String, Value>) -> Vec<&str> {
+    node.get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 /// The input schema of a tool that takes no input: exactly
 /// `{"type": "object", "properties": {}}`, not wrapped.
 ///

@@ -74,13 +74,7 @@ fn shape(schema: &Value, nested: bool) -> Shape {
 
 /// The flags of an input schema, in the order of its `properties` keys (sorted by name).
 pub(crate) fn fields(schema: &Map<String, Value>) -> Vec<Field> {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let required = crate::schema::required_names(schema);
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Vec::new();
     };

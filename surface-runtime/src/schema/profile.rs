@@ -432,13 +432,7 @@ impl Rewrite {
             }
             return;
         };
-        let required: Vec<&str> = node
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let required = super::required_names(node);
         let mut rewritten = Map::new();
         for (name, property) in properties {
             self.properties += 1;
