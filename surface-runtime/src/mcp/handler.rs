@@ -20,7 +20,7 @@ use crate::tool::ToolOutput;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use rmcp::model::*;
-use rmcp::service::{RequestContext, SubscriptionContext, SubscriptionSink};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -212,6 +212,14 @@ impl Shared {
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
+    /// A connection served by rmcp's own transports (Streamable HTTP), which take a
+    /// `ServerHandler`.
+    pub(crate) fn open_handler(self: &Arc<Self>) -> Handler {
+        self.open_session().handler
+    }
+
+    /// A connection served by our transport (stdio, `serve`): the handler behind the front
+    /// that refuses an over-limit listen before rmcp acknowledges it.
     pub(crate) fn open_session(self: &Arc<Self>) -> Session {
         let state = Arc::new(SessionState::default());
         let mut sessions = lock(&self.sessions);
@@ -223,8 +231,10 @@ impl Shared {
         sessions.push(Arc::downgrade(&state));
         drop(sessions);
         Session {
-            shared: self.clone(),
-            state,
+            handler: Handler {
+                shared: self.clone(),
+                state,
+            },
         }
     }
 }
@@ -458,9 +468,16 @@ async fn forward(changes: ChangeStream, item: Option<&str>, uri: &str, notifier:
     true
 }
 
-/// One connection's handler.
+/// One connection's handler: rmcp's dispatch over [`Handler`], with the refusals that must
+/// come before rmcp acknowledges anything.
 #[derive(Clone)]
 pub(crate) struct Session {
+    handler: Handler,
+}
+
+/// The rmcp `ServerHandler` of one connection.
+#[derive(Clone)]
+pub(crate) struct Handler {
     shared: Arc<Shared>,
     state: Arc<SessionState>,
 }
@@ -492,7 +509,7 @@ fn read_error(uri: &str, f: Failure) -> ErrorData {
     }
 }
 
-impl Session {
+impl Handler {
     fn resolve(&self, uri: &str) -> Result<(Arc<Generation>, ResourceEntry, Option<String>), ErrorData> {
         let generation = self.shared.current();
         match generation.resolve_uri(uri) {
@@ -549,7 +566,61 @@ impl Session {
     }
 }
 
-impl ServerHandler for Session {
+impl Handler {
+    /// Refuses a listen that would take this session past its subscription limit. Called
+    /// before rmcp acknowledges the listen: a refusal after the acknowledgement reaches the
+    /// client as the end of a stream it was told had opened, or (when the error answer and the
+    /// stream's end race) as no error at all.
+    fn admit_listen(&self, filter: &SubscriptionFilter) -> Result<(), ErrorData> {
+        let limit = self.shared.max_subscriptions;
+        if self.state.watched() + distinct_uris(filter) > limit {
+            return Err(too_many(limit));
+        }
+        Ok(())
+    }
+}
+
+/// How many different URIs a listen names (a URI named twice is watched once).
+fn distinct_uris(filter: &SubscriptionFilter) -> usize {
+    let uris = filter.resource_subscriptions.iter().flatten();
+    uris.collect::<std::collections::HashSet<_>>().len()
+}
+
+impl rmcp::Service<RoleServer> for Session {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
+        // session itself ("method not found"), so the limit is judged only where it applies.
+        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        if let ClientRequest::SubscriptionsListenRequest(listen) = &request
+            && modern
+        {
+            self.handler.admit_listen(&listen.params.notifications)?;
+        }
+        rmcp::Service::handle_request(&self.handler, request, context).await
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        rmcp::Service::handle_notification(&self.handler, notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&self.handler)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&self.handler)
+    }
+}
+
+impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         self.shared.info.clone()
     }
@@ -697,10 +768,9 @@ impl ServerHandler for Session {
             let mine = batches.iter().position(|(t, _)| task.is_some() && *t == task);
             mine.map(|i| batches.remove(i).1).unwrap_or_default()
         };
-        let limit = self.shared.max_subscriptions;
-        if self.state.watched() + wanted.len() > limit {
-            return Err(too_many(limit));
-        }
+        // Judged before the acknowledgement too (`Session::handle_request`); judged again
+        // here for the listens and subscriptions answered meanwhile.
+        self.admit_listen(context.accepted())?;
         let mut watches = HashMap::new();
         for uri in wanted {
             let notifier = Notifier::Listen(sink.clone());
