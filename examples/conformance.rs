@@ -20,8 +20,17 @@
 //!   and `test_multiple_content_types` (text, picture, embedded resource and a link, with data).
 //! - `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`,
 //!   `test_prompt_with_image`: `#[prompt]`s, arguments from their input types.
-//! - completions, sampling, elicitation and
-//!   `input_required` results have no form in a surface: see the expected-failures file.
+//! - `test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`,
+//!   `test_elicitation_sep1330_enums`: tools asking the host through their `ToolContext`
+//!   (`ctx.sample(..)`, `ctx.elicit::<Form>(..)`), each form a flat struct whose fields, defaults
+//!   and enums (titled by `#[schemars(title)]`) make the elicitation schema.
+//! - the `test_input_required_result_*` tools and prompt: the same asks, keyed as the suite
+//!   expects (`.key("user_name")`). On a legacy session they are requests to the host; on
+//!   2026-07-28 they become `input_required` results with a sealed `requestState`, one round per
+//!   sequence of asks (`test_input_required_result_multi_round`) and one question per branch of a
+//!   `join!` (`test_input_required_result_multiple_inputs`).
+//! - `test_missing_capability`, `test_streaming_elicitation`, `test_logging_tool`: the
+//!   stateless scenario's diagnostic tools.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,6 +38,7 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use surface::ask::{Elicitation, Root, Sample};
 use surface::context::{LogLevel, ToolContext};
 use surface::mcp::{BundleClient, CompositionError, McpServer, Member, ServedMcp, Siblings};
 use surface::prompt::PromptAnswer;
@@ -334,6 +344,392 @@ pub async fn json_schema_2020_12_tool(args: Contact, _client: &ConformanceClient
     ))
 }
 
+/// Asks the host's model to answer `prompt`; answers what it said.
+#[tool(read_only)]
+pub async fn test_sampling(
+    args: SamplingArgs,
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let sampled = ctx.sample(Sample::user(args.prompt).max_tokens(100)).await?;
+    Ok(format!("LLM response: {}", sampled.text.unwrap_or_default()))
+}
+
+/// Input of `test_sampling`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct SamplingArgs {
+    /// The prompt to send to the LLM.
+    pub prompt: String,
+}
+
+/// Input of `test_elicitation`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct ElicitationArgs {
+    /// The message to show the user.
+    pub message: String,
+}
+
+/// The form `test_elicitation` asks the user to fill in.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct UserInfo {
+    /// User's response
+    pub username: String,
+    /// User's email address
+    pub email: String,
+}
+
+/// What the user did with a form, as the suite's tools report it.
+fn completed<T: Serialize>(what: &str, answer: Elicitation<T>) -> String {
+    let action = answer.action();
+    let content = answer
+        .accepted()
+        .map_or(serde_json::Value::Null, |v| serde_json::json!(v));
+    format!("{what}: action={action}, content={content}")
+}
+
+/// Asks the user for a username and an email, showing `message`.
+#[tool(read_only)]
+pub async fn test_elicitation(
+    args: ElicitationArgs,
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let answer = ctx.elicit::<UserInfo>(args.message).await?;
+    Ok(completed("User response", answer))
+}
+
+/// An account's status.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// In use.
+    #[default]
+    Active,
+    /// Not in use.
+    Inactive,
+    /// Waiting.
+    Pending,
+}
+
+/// A form whose every field has a default (SEP-1034).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Defaults {
+    /// A name.
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// An age.
+    #[serde(default = "default_age")]
+    pub age: i64,
+    /// A score.
+    #[serde(default = "default_score")]
+    pub score: f64,
+    /// A status.
+    #[serde(default)]
+    #[schemars(schema_with = "untitled_status")]
+    pub status: Status,
+    /// Whether verified.
+    #[serde(default = "default_true")]
+    pub verified: bool,
+}
+
+fn default_name() -> String {
+    "John Doe".into()
+}
+fn default_age() -> i64 {
+    30
+}
+fn default_score() -> f64 {
+    95.5
+}
+fn default_true() -> bool {
+    true
+}
+
+/// `Status` as a plain enum: its doc comments are for readers of this file, not titles.
+fn untitled_status(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "enum": ["active", "inactive", "pending"], "default": "active" })
+}
+
+/// Asks for a form whose fields all have defaults.
+#[tool(read_only)]
+pub async fn test_elicitation_sep1034_defaults(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let answer = ctx.elicit::<Defaults>("Please review your profile").await?;
+    Ok(completed("Elicitation completed", answer))
+}
+
+/// Three plain options.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Plain {
+    #[allow(missing_docs)]
+    Option1,
+    #[allow(missing_docs)]
+    Option2,
+    #[allow(missing_docs)]
+    Option3,
+}
+
+/// Three options with titles.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Titled {
+    #[schemars(title = "First Option")]
+    #[allow(missing_docs)]
+    Value1,
+    #[schemars(title = "Second Option")]
+    #[allow(missing_docs)]
+    Value2,
+    #[schemars(title = "Third Option")]
+    #[allow(missing_docs)]
+    Value3,
+}
+
+/// Three choices with titles, for a multi-select.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Choice {
+    #[schemars(title = "First Choice")]
+    #[allow(missing_docs)]
+    Value1,
+    #[schemars(title = "Second Choice")]
+    #[allow(missing_docs)]
+    Value2,
+    #[schemars(title = "Third Choice")]
+    #[allow(missing_docs)]
+    Value3,
+}
+
+/// Three options with the deprecated `enumNames` titles.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(extend("enumNames" = ["Option One", "Option Two", "Option Three"]))]
+pub enum Legacy {
+    #[allow(missing_docs)]
+    Opt1,
+    #[allow(missing_docs)]
+    Opt2,
+    #[allow(missing_docs)]
+    Opt3,
+}
+
+/// Every enum shape a form may hold (SEP-1330).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Enums {
+    /// Pick one.
+    pub untitled_single: Plain,
+    /// Pick one, by title.
+    pub titled_single: Titled,
+    /// Pick one (titled the old way).
+    pub legacy_enum: Legacy,
+    /// Pick any.
+    pub untitled_multi: Vec<Plain>,
+    /// Pick any, by title.
+    pub titled_multi: Vec<Choice>,
+}
+
+/// Asks for a form of every enum shape.
+#[tool(read_only)]
+pub async fn test_elicitation_sep1330_enums(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let answer = ctx.elicit::<Enums>("Please choose").await?;
+    Ok(completed("Elicitation completed", answer))
+}
+
+/// A name.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct Name {
+    #[allow(missing_docs)]
+    pub name: String,
+}
+
+/// A confirmation.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct Confirm {
+    #[allow(missing_docs)]
+    pub ok: bool,
+}
+
+/// A colour.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct Color {
+    #[allow(missing_docs)]
+    pub color: String,
+}
+
+/// What the user answered, or why there is nothing.
+fn accepted<T>(answer: Elicitation<T>) -> Result<T, Failure> {
+    let action = answer.action();
+    answer
+        .accepted()
+        .ok_or_else(|| Failure::new(FailureKind::Refused, format!("the user chose to {action}")))
+}
+
+/// Asks the user's name (`user_name`), then greets them.
+#[tool(read_only)]
+pub async fn test_input_required_result_elicitation(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let name = ctx.elicit::<Name>("What is your name?").key("user_name").await?;
+    Ok(format!("Hello, {}!", accepted(name)?.name))
+}
+
+/// Asks the model the capital of France (`capital_question`); answers what it said.
+#[tool(read_only)]
+pub async fn test_input_required_result_sampling(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let ask = Sample::user("What is the capital of France?").max_tokens(100);
+    let sampled = ctx.sample(ask).key("capital_question").await?;
+    Ok(format!("The model said: {}", sampled.text.unwrap_or_default()))
+}
+
+fn root_list(roots: &[Root]) -> String {
+    roots
+        .iter()
+        .map(|r| r.uri.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Asks the host's roots (`client_roots`); answers their URIs.
+#[tool(read_only)]
+pub async fn test_input_required_result_list_roots(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let roots = ctx.roots().key("client_roots").await?;
+    Ok(format!("Roots: {}", root_list(&roots)))
+}
+
+/// Asks for a confirmation (`confirm`); the state of the round carried it back intact.
+#[tool(read_only)]
+pub async fn test_input_required_result_request_state(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let confirm = ctx.elicit::<Confirm>("Please confirm").key("confirm").await?;
+    Ok(format!("state-ok: confirmed={}", accepted(confirm)?.ok))
+}
+
+/// Asks for a name, a greeting from the model and the roots, all in one round.
+#[tool(read_only)]
+pub async fn test_input_required_result_multiple_inputs(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let (name, greeting, roots) = futures::join!(
+        ctx.elicit::<Name>("What is your name?").key("user_name"),
+        ctx.sample(Sample::user("Generate a greeting").max_tokens(50))
+            .key("greeting"),
+        ctx.roots().key("client_roots"),
+    );
+    Ok(format!(
+        "{} {} (roots: {})",
+        greeting?.text.unwrap_or_default(),
+        accepted(name?)?.name,
+        root_list(&roots?)
+    ))
+}
+
+/// Asks a name (`step1`), then a favourite colour (`step2`): two rounds.
+#[tool(read_only)]
+pub async fn test_input_required_result_multi_round(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let name = ctx
+        .elicit::<Name>("Step 1: What is your name?")
+        .key("step1")
+        .await?;
+    let name = accepted(name)?.name;
+    let color = ctx
+        .elicit::<Color>("Step 2: What is your favorite color?")
+        .key("step2")
+        .await?;
+    Ok(format!("{name} likes {}", accepted(color)?.color))
+}
+
+/// Asks for a confirmation; a tampered `requestState` never reaches it.
+#[tool(read_only)]
+pub async fn test_input_required_result_tampered_state(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let confirm = ctx.elicit::<Confirm>("Please confirm").key("confirm").await?;
+    Ok(format!("confirmed={}", accepted(confirm)?.ok))
+}
+
+/// Asks for a name and a model's greeting, each only when the host can answer it.
+#[tool(read_only)]
+pub async fn test_input_required_result_capabilities(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let (name, greeting) = futures::join!(
+        ctx.elicit::<Name>("What is your name?").key("user_name"),
+        ctx.sample(Sample::user("Generate a greeting").max_tokens(50))
+            .key("greeting"),
+    );
+    let name = name.ok().and_then(Elicitation::accepted).map(|n| n.name);
+    let greeting = greeting.ok().and_then(|s| s.text);
+    Ok(format!(
+        "name: {}, greeting: {}",
+        name.as_deref().unwrap_or("(not asked)"),
+        greeting.as_deref().unwrap_or("(not asked)")
+    ))
+}
+
+/// Needs the host's model: refused when the host did not declare sampling.
+#[tool(read_only)]
+pub async fn test_missing_capability(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let sampled = ctx.sample(Sample::user("Say hello").max_tokens(20)).await?;
+    Ok(sampled.text.unwrap_or_default())
+}
+
+/// Asks the user's name while working (an `input_required` result on 2026-07-28).
+#[tool(read_only)]
+pub async fn test_streaming_elicitation(
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    ctx.progress(0.0, Some(1.0)).await;
+    let name = ctx.elicit::<Name>("What is your name?").key("user_name").await?;
+    Ok(format!("Hello, {}!", accepted(name)?.name))
+}
+
+/// Logs at `info` while working: heard only at or above the level the request named.
+#[tool(read_only)]
+pub async fn test_logging_tool(_client: &ConformanceClient, ctx: ToolContext) -> Result<String, Failure> {
+    ctx.log(LogLevel::Info, "test_logging_tool ran").await;
+    Ok("logged".to_owned())
+}
+
+/// A prompt that first asks the user for its context (`user_context`).
+#[prompt]
+pub async fn test_input_required_result_prompt(_client: &ConformanceClient) -> Result<PromptAnswer, Failure> {
+    /// The context.
+    #[derive(Deserialize, JsonSchema)]
+    struct Context {
+        context: String,
+    }
+    let asked = ToolContext::current()
+        .elicit::<Context>("What context should the prompt use?")
+        .key("user_context")
+        .await?;
+    Ok(PromptAnswer::new().user_text(format!("Use this context: {}", accepted(asked)?.context)))
+}
+
 /// Everything the fixture exposes.
 pub const EXPOSE: Expose<Conformance> = expose!(Conformance {
     static_text: resource,
@@ -426,7 +822,23 @@ pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
                 .tool(TestMultipleContentTypesTool)
                 .tool(TestToolWithProgressTool)
                 .tool(TestToolWithLoggingTool)
-                .tool(JsonSchema202012ToolTool),
+                .tool(JsonSchema202012ToolTool)
+                .tool(TestSamplingTool)
+                .tool(TestElicitationTool)
+                .tool(TestElicitationSep1034DefaultsTool)
+                .tool(TestElicitationSep1330EnumsTool)
+                .tool(TestInputRequiredResultElicitationTool)
+                .tool(TestInputRequiredResultSamplingTool)
+                .tool(TestInputRequiredResultListRootsTool)
+                .tool(TestInputRequiredResultRequestStateTool)
+                .tool(TestInputRequiredResultMultipleInputsTool)
+                .tool(TestInputRequiredResultMultiRoundTool)
+                .tool(TestInputRequiredResultTamperedStateTool)
+                .tool(TestInputRequiredResultCapabilitiesTool)
+                .tool(TestMissingCapabilityTool)
+                .tool(TestStreamingElicitationTool)
+                .tool(TestLoggingToolTool)
+                .prompt(TestInputRequiredResultPromptPrompt),
         )
         .client(move || factory_host.clients())
         .start()?;

@@ -19,10 +19,12 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(work());
 //! ```
 
+use crate::ask::{Answer, Ask, AskError, Asking, Elicitation, Root, Sample, Sampled};
 use crate::tool::CancellationToken;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How severe a log message is (RFC 5424, as MCP's `logging` names them), least first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,13 +54,26 @@ pub trait Reporter: Send + Sync {
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()>;
     /// A log message from `logger` (when named).
     fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'_, ()>;
+    /// Asks the host `ask` under `key` (see [`crate::ask`]). A face that cannot ask answers
+    /// `Unsupported`, which is what this default does.
+    fn ask(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
+        let _ = key;
+        Box::pin(async move {
+            Err(AskError::Unsupported {
+                capability: ask.capability(),
+            })
+        })
+    }
 }
 
-/// A running call's handle on its requester: progress, logging, cancellation. Cheap to clone.
+/// A running call's handle on its requester: progress, logging, questions for the host
+/// ([`crate::ask`]), cancellation. Cheap to clone; clones share one call.
 #[derive(Clone, Default)]
 pub struct ToolContext {
     cancel: CancellationToken,
     reporter: Option<Arc<dyn Reporter>>,
+    /// How many asks of each kind (elicit, sample, roots) the call made: their default keys.
+    asked: Arc<[AtomicUsize; 3]>,
 }
 
 tokio::task_local! {
@@ -68,7 +83,11 @@ tokio::task_local! {
 impl ToolContext {
     /// A context reporting to `reporter`, cancelled by `cancel`.
     pub fn new(cancel: CancellationToken, reporter: Option<Arc<dyn Reporter>>) -> Self {
-        ToolContext { cancel, reporter }
+        ToolContext {
+            cancel,
+            reporter,
+            asked: Arc::default(),
+        }
     }
 
     /// The context of the call running on this task (a face sets it with [`ToolContext::scope`]);
@@ -110,6 +129,70 @@ impl ToolContext {
         }
     }
 
+    /// Asks the user to fill in the form `T` (a flat struct: see [`crate::ask`]), showing
+    /// `message`; answers [`Elicitation::Accept`] with the value, `Decline` or `Cancel`.
+    /// A `T` that cannot be a form is refused (`AskError::BadForm`) before anything is sent.
+    ///
+    /// ```
+    /// # use surface_runtime::context::ToolContext;
+    /// # use surface_runtime::ask::{AskError, Elicitation};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Name { name: String }
+    /// # async fn run() {
+    /// // Outside a call nothing listens, so nothing can answer.
+    /// let answer = ToolContext::current().elicit::<Name>("What is your name?").key("user_name").await;
+    /// assert_eq!(answer.err(), Some(AskError::Unsupported { capability: "elicitation" }));
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(run());
+    /// ```
+    pub fn elicit<T>(&self, message: impl Into<String>) -> Asking<Elicitation<T>>
+    where
+        T: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
+    {
+        let ask = crate::ask::form_schema::<T>().map(|schema| Ask::Elicit {
+            message: message.into(),
+            schema,
+        });
+        self.asking(ask)
+    }
+
+    /// Asks the host's model for a message.
+    pub fn sample(&self, request: Sample) -> Asking<Sampled> {
+        self.asking(Ok(Ask::Sample(request)))
+    }
+
+    /// Asks the host for its roots.
+    pub fn roots(&self) -> Asking<Vec<Root>> {
+        self.asking(Ok(Ask::Roots))
+    }
+
+    fn asking<A>(&self, ask: Result<Ask, AskError>) -> Asking<A> {
+        Asking {
+            ctx: self.clone(),
+            key: None,
+            ask,
+            answer: std::marker::PhantomData,
+            running: None,
+        }
+    }
+
+    /// Asks `ask` under `key` (the next default key of its kind when `None`), untyped.
+    pub async fn ask(&self, key: Option<String>, ask: Ask) -> Result<Answer, AskError> {
+        let kind = match ask {
+            Ask::Elicit { .. } => 0,
+            Ask::Sample(_) => 1,
+            Ask::Roots => 2,
+        };
+        let n = self.asked[kind].fetch_add(1, Ordering::Relaxed) + 1;
+        let key = key.unwrap_or_else(|| ask.default_key(n));
+        match &self.reporter {
+            Some(r) => r.ask(key, ask).await,
+            None => Err(AskError::Unsupported {
+                capability: ask.capability(),
+            }),
+        }
+    }
+
     /// The request's cancellation signal.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancel
@@ -141,9 +224,11 @@ impl FromCall for CancellationToken {
 
 impl FromCall for ToolContext {
     fn from_call(cancel: CancellationToken) -> Self {
+        let current = ToolContext::current();
         ToolContext {
             cancel,
-            reporter: ToolContext::current().reporter,
+            reporter: current.reporter,
+            asked: current.asked,
         }
     }
 }

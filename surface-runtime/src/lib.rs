@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ask;
 #[cfg(any(feature = "mcp", feature = "wire"))]
 mod batch;
 pub mod blocks;

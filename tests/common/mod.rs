@@ -45,6 +45,16 @@ pub struct Client {
 
 /// Connects a client in `era` to `served` over an in-process duplex.
 pub async fn connect(served: &ServedMcp, era: Era) -> Client {
+    let service = connect_with(served, era, Recorder).await;
+    Client { era, service }
+}
+
+/// Connects `handler` as a client in `era` to `served` over an in-process duplex.
+pub async fn connect_with<H: ClientHandler>(
+    served: &ServedMcp,
+    era: Era,
+    handler: H,
+) -> RunningService<RoleClient, H> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let served = served.clone();
     tokio::spawn(async move {
@@ -53,10 +63,9 @@ pub async fn connect(served: &ServedMcp, era: Era) -> Client {
             let _ = connection.waiting().await;
         }
     });
-    let recorder = Recorder;
-    let service = match era {
-        Era::Legacy => recorder.serve(client_io).await.expect("legacy client connects"),
-        Era::Modern => recorder
+    match era {
+        Era::Legacy => handler.serve(client_io).await.expect("legacy client connects"),
+        Era::Modern => handler
             .serve_with_lifecycle(
                 client_io,
                 ClientLifecycleMode::Discover {
@@ -65,8 +74,7 @@ pub async fn connect(served: &ServedMcp, era: Era) -> Client {
             )
             .await
             .expect("2026-07-28 client connects"),
-    };
-    Client { era, service }
+    }
 }
 
 impl Client {

@@ -7,6 +7,7 @@
 //! use it, so this module allows the deprecation.
 #![allow(deprecated)]
 
+use crate::ask::{Answer, Ask, AskError};
 use crate::context::{LogLevel, Reporter, ToolContext};
 use futures::future::BoxFuture;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
@@ -54,6 +55,12 @@ fn theirs(level: LogLevel) -> LoggingLevel {
 }
 
 impl LogFilter {
+    /// The filter of one 2026-07-28 request: its `_meta` level, or silence.
+    #[allow(deprecated)]
+    fn of_request(level: Option<LoggingLevel>) -> Self {
+        LogFilter(AtomicU8::new(level.map_or(u8::MAX, |l| ours(l) as u8)))
+    }
+
     /// Sets the least severe level this session hears.
     #[allow(deprecated)]
     pub(crate) fn set(&self, level: LoggingLevel) {
@@ -70,6 +77,7 @@ struct SessionReporter {
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
     filter: Arc<LogFilter>,
+    asks: Arc<super::asking::CallAsks>,
 }
 
 impl Reporter for SessionReporter {
@@ -95,14 +103,29 @@ impl Reporter for SessionReporter {
             let _ = self.peer.notify_logging_message(param).await;
         })
     }
+
+    fn ask(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
+        Box::pin(self.asks.ask(key, ask))
+    }
 }
 
-/// The context of the tool call `context` carries, reporting to its session.
-pub(crate) fn for_request(context: &RequestContext<RoleServer>, filter: Arc<LogFilter>) -> ToolContext {
+/// The context of the call `context` carries, reporting to its session (its request, on
+/// 2026-07-28) and asking through `asks`.
+pub(crate) fn for_request(
+    context: &RequestContext<RoleServer>,
+    session: Arc<LogFilter>,
+    asks: Arc<super::asking::CallAsks>,
+) -> ToolContext {
+    let filter = if super::asking::is_modern(context) {
+        Arc::new(LogFilter::of_request(context.meta.log_level()))
+    } else {
+        session
+    };
     let reporter = SessionReporter {
         peer: context.peer.clone(),
         token: context.meta.get_progress_token(),
         filter,
+        asks,
     };
     ToolContext::new(context.ct.clone(), Some(Arc::new(reporter)))
 }

@@ -814,11 +814,23 @@ impl ServerHandler for Handler {
                 )),
             };
         };
+        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let round = super::asking::Round::open(
+            &context,
+            "tools/call",
+            name,
+            &arguments,
+            request.input_responses,
+            request.request_state,
+        )?;
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
-                let call = super::context::for_request(&context, self.state.log.clone());
-                call.scope(self.run_tool(&generation, &entry.target, input, context.ct.clone()))
-                    .await
+                let call = super::context::for_request(&context, self.state.log.clone(), round.asks());
+                let run = call.scope(self.run_tool(&generation, &entry.target, input, context.ct.clone()));
+                match round.run(run).await {
+                    Ok(answer) => answer,
+                    Err(halt) => return halt.into(),
+                }
             }
             Err(e) => Err(Failure::new(
                 FailureKind::InvalidInput {
@@ -857,7 +869,7 @@ impl ServerHandler for Handler {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let generation = self.shared.current();
         let Some(entry) = generation.prompts.get(&request.name) else {
@@ -868,9 +880,21 @@ impl ServerHandler for Handler {
             .lease()
             .await
             .map_err(|f| read_error(&request.name, f))?;
-        match super::prompts::render(entry, &lease.bundle, request.arguments).await {
-            Ok(result) => Ok(result.into()),
-            Err(f) => Err(read_error(&request.name, generation.link.after(&lease, f).await)),
+        let arguments = serde_json::to_value(&request.arguments).unwrap_or_default();
+        let round = super::asking::Round::open(
+            &context,
+            "prompts/get",
+            &request.name,
+            &arguments,
+            request.input_responses,
+            request.request_state,
+        )?;
+        let call = super::context::for_request(&context, self.state.log.clone(), round.asks());
+        let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
+        match round.run(render).await {
+            Ok(Ok(result)) => Ok(result.into()),
+            Ok(Err(f)) => Err(read_error(&request.name, generation.link.after(&lease, f).await)),
+            Err(halt) => halt.into(),
         }
     }
 

@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+mod asking;
 mod completion;
 mod content;
 mod context;

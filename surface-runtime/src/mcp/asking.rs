@@ -1,0 +1,466 @@
+//! A call's questions for its host ([`crate::ask`]) on the MCP face, in both eras.
+//!
+//! - A legacy session (one that opened with `initialize`) is asked directly: the server sends
+//!   `elicitation/create`, `sampling/createMessage` or `roots/list` on the session and the call
+//!   waits for the answer.
+//! - A 2026-07-28 request cannot be asked anything (the era forbids server-to-client requests).
+//!   Instead the call runs until every branch of it waits on an unanswered question; the face
+//!   then drops it and answers an `input_required` result naming every question asked in that
+//!   poll (a `join!` of asks is one round), keyed as the author keyed them. The host calls again
+//!   with `inputResponses` and the echoed `requestState`; the call runs again from its start and
+//!   each ask finds its answer by key. `requestState` carries the answers of earlier rounds, sealed
+//!   with HMAC-SHA256 under a per-process key (rmcp's `RequestStateCodec`) and bound to the
+//!   method, the name and the arguments of the request, for 30 minutes: a state that was altered,
+//!   replayed against another call or kept too long is refused with -32602. Nothing is held on
+//!   the server between rounds, so there is nothing to bound or expire there.
+//!
+//! An ask needing a capability the host did not declare fails with `AskError::Unsupported`; on
+//! 2026-07-28, a call that then fails is answered with -32021 (MissingRequiredClientCapability,
+//! naming the capability), and an answer that is not one (a number where an `ElicitResult` goes)
+//! with -32602, rather than as the tool's own error.
+//!
+//! rmcp marks sampling and roots deprecated (SEP-2577 drops the server-to-client requests from
+//! 2026-07-28); legacy sessions still use them, so this module allows the deprecation.
+#![allow(deprecated)]
+
+use crate::ask::{Answer, Ask, AskError, Role, Root, Sample, Sampled};
+use crate::failure::Failure;
+use futures::task::AtomicWaker;
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ErrorData, InputRequest,
+    InputRequests, InputRequiredResult, InputResponses, ProtocolVersion, RequestStateCodec, SealOptions,
+};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
+use std::time::Duration;
+
+/// How long a `requestState` stays good: a person may take a while over a form.
+const STATE_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// The per-process key sealing `requestState`; random, so a restart invalidates open rounds.
+fn codec() -> &'static RequestStateCodec {
+    static CODEC: OnceLock<RequestStateCodec> = OnceLock::new();
+    CODEC.get_or_init(|| {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the OS random source is unavailable");
+        RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key is long enough")
+    })
+}
+
+/// What a 2026-07-28 call has been told and has asked, this round.
+#[derive(Default)]
+struct Rounds {
+    /// Answers from the sealed state and this request's `inputResponses`.
+    given: BTreeMap<String, Value>,
+    /// The answers the call read: what the next round's state carries.
+    used: Mutex<BTreeMap<String, Value>>,
+    /// The questions it asked that have no answer yet.
+    pending: Mutex<InputRequests>,
+    /// Wakes the gate when a question is asked from a task the gate does not poll.
+    waker: AtomicWaker,
+}
+
+enum Era {
+    Legacy(Peer<RoleServer>),
+    Modern(Rounds),
+}
+
+/// One request's questions: how to ask them, and what went wrong in a way the protocol
+/// (not the tool) should answer.
+pub(crate) struct CallAsks {
+    era: Era,
+    capabilities: ClientCapabilities,
+    refusal: Mutex<Option<ErrorData>>,
+}
+
+fn declares(caps: &ClientCapabilities, capability: &str) -> bool {
+    match capability {
+        "elicitation" => caps.elicitation.is_some(),
+        "sampling" => caps.sampling.is_some(),
+        "roots" => caps.roots.is_some(),
+        _ => false,
+    }
+}
+
+fn required(capability: &str) -> ClientCapabilities {
+    serde_json::from_value(json!({ capability: {} })).unwrap_or_default()
+}
+
+impl CallAsks {
+    /// Asks `ask` under `key` in this request's era.
+    pub(crate) async fn ask(&self, key: String, ask: Ask) -> Result<Answer, AskError> {
+        let capability = ask.capability();
+        if !declares(&self.capabilities, capability) {
+            if matches!(self.era, Era::Modern(_)) {
+                self.refuse(ErrorData::missing_required_client_capability(required(
+                    capability,
+                )));
+            }
+            return Err(AskError::Unsupported { capability });
+        }
+        let (method, params) = request_of(&ask);
+        match &self.era {
+            Era::Legacy(peer) => {
+                let answer = send(peer, method, params).await?;
+                parse_answer(&ask, &answer)
+            }
+            Era::Modern(rounds) => {
+                if let Some(answer) = rounds.given.get(&key) {
+                    let parsed = parse_answer(&ask, answer);
+                    match &parsed {
+                        Ok(_) => {
+                            crate::sync::lock(&rounds.used).insert(key, answer.clone());
+                        }
+                        Err(e) => self.refuse(ErrorData::invalid_params(
+                            format!("inputResponses[\"{key}\"]: {e}"),
+                            None,
+                        )),
+                    }
+                    return parsed;
+                }
+                let request: InputRequest =
+                    serde_json::from_value(json!({ "method": method, "params": params }))
+                        .map_err(|e| AskError::Failed(format!("cannot encode the {method} request: {e}")))?;
+                crate::sync::lock(&rounds.pending).insert(key, request);
+                rounds.waker.wake();
+                // The gate ends the round; this branch is never resumed.
+                std::future::pending().await
+            }
+        }
+    }
+
+    fn refuse(&self, error: ErrorData) {
+        crate::sync::lock(&self.refusal).get_or_insert(error);
+    }
+}
+
+/// The method and params of the MCP request asking `ask`.
+fn request_of(ask: &Ask) -> (&'static str, Value) {
+    match ask {
+        Ask::Elicit { message, schema } => (
+            "elicitation/create",
+            json!({ "mode": "form", "message": message, "requestedSchema": schema }),
+        ),
+        Ask::Sample(Sample {
+            messages,
+            system_prompt,
+            max_tokens,
+        }) => {
+            let messages: Vec<Value> = messages
+                .iter()
+                .map(|(role, text)| json!({ "role": role, "content": { "type": "text", "text": text } }))
+                .collect();
+            let mut params = json!({ "messages": messages, "maxTokens": max_tokens });
+            if let Some(p) = system_prompt {
+                params["systemPrompt"] = json!(p);
+            }
+            ("sampling/createMessage", params)
+        }
+        Ask::Roots => ("roots/list", json!({})),
+    }
+}
+
+/// Sends a legacy session the request and answers the result as JSON.
+async fn send(peer: &Peer<RoleServer>, method: &str, params: Value) -> Result<Value, AskError> {
+    let failed = |e: &dyn std::fmt::Display| AskError::Failed(format!("{method}: {e}"));
+    let encode = |e: serde_json::Error| AskError::Failed(format!("cannot encode the {method} request: {e}"));
+    let answer = match method {
+        "elicitation/create" => {
+            let params: ElicitRequestParams = serde_json::from_value(params).map_err(encode)?;
+            serde_json::to_value(peer.create_elicitation(params).await.map_err(|e| failed(&e))?)
+        }
+        "sampling/createMessage" => {
+            let params: CreateMessageRequestParams = serde_json::from_value(params).map_err(encode)?;
+            serde_json::to_value(peer.create_message(params).await.map_err(|e| failed(&e))?)
+        }
+        _ => serde_json::to_value(peer.list_roots().await.map_err(|e| failed(&e))?),
+    };
+    answer.map_err(|e| failed(&e))
+}
+
+/// Reads the host's answer to `ask` (an `ElicitResult`, `CreateMessageResult` or
+/// `ListRootsResult`, as JSON).
+fn parse_answer(ask: &Ask, answer: &Value) -> Result<Answer, AskError> {
+    let invalid = |what: &str| AskError::Invalid(format!("expected {what}, got {answer}"));
+    let object = answer.as_object().ok_or_else(|| invalid("an object"))?;
+    match ask {
+        Ask::Elicit { .. } => {
+            let action = object
+                .get("action")
+                .and_then(Value::as_str)
+                .filter(|a| matches!(*a, "accept" | "decline" | "cancel"))
+                .ok_or_else(|| invalid("an elicitation result (`action`: accept, decline or cancel)"))?;
+            Ok(Answer::Elicit {
+                action: action.to_owned(),
+                content: object.get("content").cloned(),
+            })
+        }
+        Ask::Sample(_) => {
+            let role = match object.get("role").and_then(Value::as_str) {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                _ => return Err(invalid("a sampling result (`role`: user or assistant)")),
+            };
+            let model = object
+                .get("model")
+                .and_then(Value::as_str)
+                .ok_or_else(|| invalid("a sampling result with its `model`"))?;
+            // One block, or (SEP-1577) a list of them: the text is that of the text blocks.
+            let blocks = match object.get("content") {
+                Some(Value::Array(blocks)) => blocks.iter().collect(),
+                Some(block) => vec![block],
+                None => return Err(invalid("a sampling result with `content`")),
+            };
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            Ok(Answer::Sample(Sampled {
+                role,
+                text: (!texts.is_empty()).then(|| texts.concat()),
+                model: model.to_owned(),
+                stop_reason: object
+                    .get("stopReason")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            }))
+        }
+        Ask::Roots => {
+            let roots = object.get("roots").ok_or_else(|| invalid("a roots result"))?;
+            serde_json::from_value::<Vec<Root>>(roots.clone())
+                .map(Answer::Roots)
+                .map_err(|_| invalid("a roots result (`roots`: [{uri, name?}])"))
+        }
+    }
+}
+
+/// Whether `context`'s request is of the 2026-07-28 era (or later).
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// JSON with every object's keys sorted, so equal arguments bind equal states.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&map[k])))
+                    .collect::<Map<_, _>>(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// One round of one request that may ask: `tools/call` or `prompts/get`.
+pub(crate) struct Round {
+    asks: Arc<CallAsks>,
+    /// What a sealed state is bound to: method, name and arguments.
+    binding: Vec<u8>,
+}
+
+/// How a round ended when it did not simply run to its answer.
+pub(crate) enum Halt {
+    /// Every branch of the call waits on a question: ask the host.
+    InputRequired(InputRequiredResult),
+    /// The protocol answers (an error), not the call.
+    Refused(ErrorData),
+}
+
+impl Round {
+    /// Opens the round of `method` for `name` with `arguments`; on 2026-07-28, the sealed
+    /// `state` is opened (refused with -32602 when it fails verification) and its answers joined
+    /// with `responses`.
+    pub(crate) fn open(
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        name: &str,
+        arguments: &Value,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<Round, ErrorData> {
+        let binding = format!("{method}\n{name}\n{}", canonical(arguments)).into_bytes();
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let era = if is_modern(context) {
+            let mut given: BTreeMap<String, Value> = match state {
+                Some(sealed) => codec().open_json_with(&sealed, &binding).map_err(|e| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "requestState failed its integrity check ({e}); start the call again without it"
+                        ),
+                        None,
+                    )
+                })?,
+                None => BTreeMap::new(),
+            };
+            given.extend(responses.unwrap_or_default());
+            Era::Modern(Rounds {
+                given,
+                ..Rounds::default()
+            })
+        } else {
+            Era::Legacy(context.peer.clone())
+        };
+        Ok(Round {
+            asks: Arc::new(CallAsks {
+                era,
+                capabilities,
+                refusal: Mutex::new(None),
+            }),
+            binding,
+        })
+    }
+
+    /// The questions of this round, for the call's context.
+    pub(crate) fn asks(&self) -> Arc<CallAsks> {
+        self.asks.clone()
+    }
+
+    /// Runs the call; on 2026-07-28, ends it as soon as it waits only on questions.
+    pub(crate) async fn run<T>(
+        self,
+        call: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<Result<T, Failure>, Halt> {
+        let mut call = std::pin::pin!(call);
+        let rounds = match &self.asks.era {
+            Era::Modern(rounds) => Some(rounds),
+            Era::Legacy(_) => None,
+        };
+        let outcome = std::future::poll_fn(|cx| {
+            if let Some(rounds) = rounds {
+                rounds.waker.register(cx.waker());
+            }
+            if let Poll::Ready(out) = call.as_mut().poll(cx) {
+                return Poll::Ready(Some(out));
+            }
+            match rounds {
+                Some(rounds) if !crate::sync::lock(&rounds.pending).is_empty() => Poll::Ready(None),
+                _ => Poll::Pending,
+            }
+        })
+        .await;
+        match outcome {
+            Some(Ok(value)) => Ok(Ok(value)),
+            Some(Err(failure)) => match crate::sync::lock(&self.asks.refusal).take() {
+                Some(refusal) => Err(Halt::Refused(refusal)),
+                None => Ok(Err(failure)),
+            },
+            None => {
+                let Some(rounds) = rounds else {
+                    unreachable!("only a 2026-07-28 round ends waiting")
+                };
+                let pending = std::mem::take(&mut *crate::sync::lock(&rounds.pending));
+                let used = std::mem::take(&mut *crate::sync::lock(&rounds.used));
+                let options = SealOptions::new().associated_data(&self.binding).ttl(STATE_TTL);
+                let state = codec().seal_json_with(&used, &options).map_err(|e| {
+                    Halt::Refused(ErrorData::internal_error(
+                        format!("cannot seal requestState: {e}"),
+                        None,
+                    ))
+                })?;
+                Err(Halt::InputRequired(InputRequiredResult::new(
+                    Some(pending),
+                    Some(state),
+                )))
+            }
+        }
+    }
+}
+
+impl<T: From<InputRequiredResult>> From<Halt> for Result<T, ErrorData> {
+    fn from(halt: Halt) -> Self {
+        match halt {
+            Halt::InputRequired(result) => Ok(result.into()),
+            Halt::Refused(error) => Err(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_ask_encodes_as_an_input_request() {
+        let asks = [
+            Ask::Elicit {
+                message: "What is your name?".into(),
+                schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+            },
+            Ask::Sample(Sample::user("What is the capital of France?").max_tokens(100)),
+            Ask::Roots,
+        ];
+        for ask in &asks {
+            let (method, params) = request_of(ask);
+            let request: InputRequest =
+                serde_json::from_value(json!({ "method": method, "params": params })).unwrap();
+            assert_eq!(serde_json::to_value(&request).unwrap()["method"], method);
+        }
+    }
+
+    #[test]
+    fn answers_are_read_or_refused() {
+        let sample = Ask::Sample(Sample::user("hi"));
+        let answer = json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"});
+        let Answer::Sample(s) = parse_answer(&sample, &answer).unwrap() else {
+            panic!("not a sampling answer")
+        };
+        assert_eq!(s.text.as_deref(), Some("Paris"));
+        let elicit = Ask::Elicit {
+            message: "m".into(),
+            schema: json!({}),
+        };
+        assert!(matches!(
+            parse_answer(&elicit, &json!(12345)),
+            Err(AskError::Invalid(_))
+        ));
+        assert!(matches!(
+            parse_answer(&elicit, &json!({"action": "maybe"})),
+            Err(AskError::Invalid(_))
+        ));
+        let roots = parse_answer(
+            &Ask::Roots,
+            &json!({"roots": [{"uri": "file:///r", "name": "R"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            roots,
+            Answer::Roots(vec![Root {
+                uri: "file:///r".into(),
+                name: Some("R".into())
+            }])
+        );
+    }
+
+    #[test]
+    fn a_state_is_bound_to_its_call() {
+        let binding = b"tools/call\nt\n{}";
+        let options = SealOptions::new().associated_data(binding).ttl(STATE_TTL);
+        let used = BTreeMap::from([("k".to_owned(), json!({"action": "cancel"}))]);
+        let sealed = codec().seal_json_with(&used, &options).unwrap();
+        let opened: BTreeMap<String, Value> = codec().open_json_with(&sealed, binding).unwrap();
+        assert_eq!(opened, used);
+        assert!(
+            codec()
+                .open_json_with::<Value>(&format!("{sealed}-TAMPERED"), binding)
+                .is_err()
+        );
+        assert!(
+            codec()
+                .open_json_with::<Value>(&sealed, b"tools/call\nother\n{}")
+                .is_err()
+        );
+    }
+}
