@@ -44,8 +44,8 @@ use surface::mcp::{BundleClient, CompositionError, McpServer, Member, ServedMcp,
 use surface::prompt::PromptAnswer;
 use surface::resource::ResourceForm;
 use surface::{
-    Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image, prompt, surface,
-    tool,
+    Elicit, Expose, Failure, FailureKind, OkAudio, OkContent, OkImage, expose, ok_audio, ok_image, prompt,
+    surface, tool,
 };
 
 /// What a template item holds.
@@ -370,7 +370,7 @@ pub struct ElicitationArgs {
 }
 
 /// The form `test_elicitation` asks the user to fill in.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 pub struct UserInfo {
     /// User's response
     pub username: String,
@@ -399,7 +399,7 @@ pub async fn test_elicitation(
 }
 
 /// An account's status.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, Elicit)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// In use.
@@ -412,7 +412,7 @@ pub enum Status {
 }
 
 /// A form whose every field has a default (SEP-1034).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 pub struct Defaults {
     /// A name.
     #[serde(default = "default_name")]
@@ -461,7 +461,7 @@ pub async fn test_elicitation_sep1034_defaults(
 }
 
 /// Three plain options.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 #[serde(rename_all = "lowercase")]
 pub enum Plain {
     #[allow(missing_docs)]
@@ -473,7 +473,7 @@ pub enum Plain {
 }
 
 /// Three options with titles.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 #[serde(rename_all = "lowercase")]
 pub enum Titled {
     #[schemars(title = "First Option")]
@@ -488,7 +488,7 @@ pub enum Titled {
 }
 
 /// Three choices with titles, for a multi-select.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 #[serde(rename_all = "lowercase")]
 pub enum Choice {
     #[schemars(title = "First Choice")]
@@ -503,7 +503,7 @@ pub enum Choice {
 }
 
 /// Three options with the deprecated `enumNames` titles.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 #[serde(rename_all = "lowercase")]
 #[schemars(extend("enumNames" = ["Option One", "Option Two", "Option Three"]))]
 pub enum Legacy {
@@ -516,7 +516,7 @@ pub enum Legacy {
 }
 
 /// Every enum shape a form may hold (SEP-1330).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, Elicit)]
 #[serde(rename_all = "camelCase")]
 pub struct Enums {
     /// Pick one.
@@ -542,21 +542,21 @@ pub async fn test_elicitation_sep1330_enums(
 }
 
 /// A name.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema, Elicit)]
 pub struct Name {
     #[allow(missing_docs)]
     pub name: String,
 }
 
 /// A confirmation.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema, Elicit)]
 pub struct Confirm {
     #[allow(missing_docs)]
     pub ok: bool,
 }
 
 /// A colour.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema, Elicit)]
 pub struct Color {
     #[allow(missing_docs)]
     pub color: String,
@@ -719,7 +719,7 @@ pub async fn test_logging_tool(_client: &ConformanceClient, ctx: ToolContext) ->
 #[prompt]
 pub async fn test_input_required_result_prompt(_client: &ConformanceClient) -> Result<PromptAnswer, Failure> {
     /// The context.
-    #[derive(Deserialize, JsonSchema)]
+    #[derive(Deserialize, JsonSchema, Elicit)]
     struct Context {
         context: String,
     }

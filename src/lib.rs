@@ -228,5 +228,5 @@
 //! child's stdio, dialled back into the surface's typed client; `McpServer::dial` bridges it
 //! to MCP). Without default features, `surface` declares surfaces and compiles no MCP server.
 
-pub use surface_macros::{bundle, expose, prompt, surface, tool};
+pub use surface_macros::{Elicit, bundle, expose, prompt, surface, tool};
 pub use surface_runtime::*;

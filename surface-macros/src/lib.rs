@@ -9,6 +9,7 @@
 mod bundle;
 mod checks;
 mod docs;
+mod elicit;
 mod errors;
 mod expose;
 mod names;
@@ -82,6 +83,18 @@ fn expand_surface(
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item) {
         Ok(f) => tool::expand(args.into(), f).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Marks a struct as an elicitation form (`ctx.elicit::<T>(..)`), or an enum of unit variants
+/// as a choice in one, checking at compile time that every field of the form is a string,
+/// number, integer, boolean, choice, list of choices or `Option` of these (an error at the
+/// field's type otherwise) and that a choice's variants carry no data.
+#[proc_macro_derive(Elicit)]
+pub fn derive_elicit(item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(item) {
+        Ok(input) => elicit::expand(input).into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

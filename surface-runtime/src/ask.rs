@@ -288,6 +288,40 @@ impl FromAnswer for Vec<Root> {
     }
 }
 
+/// A type that can be an elicitation form: derive it with `#[derive(Elicit)]` (beside
+/// `Deserialize` and `JsonSchema`), which checks each field's type at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an elicitation form",
+    label = "derive `surface::Elicit` on it",
+    note = "a form is a struct whose fields are strings, numbers, integers, booleans, enums of unit variants, lists of such enums, or `Option`s of these"
+)]
+pub trait ElicitForm: JsonSchema + DeserializeOwned + Send + 'static {}
+
+/// A type that can be one field of an elicitation form.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a field of an elicitation form",
+    label = "not a string, number, integer, boolean or choice",
+    note = "a form is flat: ask for a nested value in an elicitation of its own; an enum of unit variants becomes a choice with `#[derive(Elicit)]`"
+)]
+pub trait ElicitField {}
+
+/// An enum of unit variants that can be chosen in a form (and listed, for a multi-select).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a choice of an elicitation form",
+    label = "a list in a form holds choices only",
+    note = "derive `surface::Elicit` on an enum of unit variants"
+)]
+pub trait ElicitChoice: ElicitField {}
+
+macro_rules! fields {
+    ($($t:ty),*) => { $(impl ElicitField for $t {})* };
+}
+fields!(
+    String, bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
+);
+impl<T: ElicitField> ElicitField for Option<T> {}
+impl<T: ElicitChoice> ElicitField for Vec<T> {}
+
 /// The elicitation form of `T`: its JSON Schema, checked flat and rewritten into the shapes
 /// elicitation allows (titled enums as `oneOf` of `const`/`title`, lists of enum values as
 /// `array` of `enum` or `anyOf`). `BadForm` names the first field that cannot be in a form.

@@ -19,7 +19,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(work());
 //! ```
 
-use crate::ask::{Answer, Ask, AskError, Asking, Elicitation, Root, Sample, Sampled};
+use crate::ask::{Answer, Ask, AskError, Asking, ElicitForm, Elicitation, Root, Sample, Sampled};
 use crate::tool::CancellationToken;
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -129,15 +129,18 @@ impl ToolContext {
         }
     }
 
-    /// Asks the user to fill in the form `T` (a flat struct: see [`crate::ask`]), showing
-    /// `message`; answers [`Elicitation::Accept`] with the value, `Decline` or `Cancel`.
-    /// A `T` that cannot be a form is refused (`AskError::BadForm`) before anything is sent.
+    /// Asks the user to fill in the form `T` (a flat struct deriving `surface::Elicit`: see
+    /// [`crate::ask`]), showing `message`; answers [`Elicitation::Accept`] with the value,
+    /// `Decline` or `Cancel`. The derive checks the fields at compile time; a schema that still
+    /// cannot be a form (a `schema_with` returning an object, say) is refused
+    /// (`AskError::BadForm`) before anything is sent.
     ///
     /// ```
     /// # use surface_runtime::context::ToolContext;
-    /// # use surface_runtime::ask::{AskError, Elicitation};
+    /// # use surface_runtime::ask::{AskError, ElicitForm, Elicitation};
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Name { name: String }
+    /// impl ElicitForm for Name {} // what `#[derive(surface::Elicit)]` writes, after its checks
     /// # async fn run() {
     /// // Outside a call nothing listens, so nothing can answer.
     /// let answer = ToolContext::current().elicit::<Name>("What is your name?").key("user_name").await;
@@ -145,10 +148,7 @@ impl ToolContext {
     /// # }
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(run());
     /// ```
-    pub fn elicit<T>(&self, message: impl Into<String>) -> Asking<Elicitation<T>>
-    where
-        T: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
-    {
+    pub fn elicit<T: ElicitForm>(&self, message: impl Into<String>) -> Asking<Elicitation<T>> {
         let ask = crate::ask::form_schema::<T>().map(|schema| Ask::Elicit {
             message: message.into(),
             schema,

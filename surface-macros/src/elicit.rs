@@ -1,0 +1,95 @@
+//! `#[derive(Elicit)]`: marks a struct as an elicitation form, or a unit enum as a choice in
+//! one, and checks the shape at compile time.
+//!
+//! On a struct of named fields it implements `ElicitForm` and asks, at each field's type,
+//! that the type be a form field (`ElicitField`: a string, number, integer, boolean, a choice,
+//! a list of choices, or an `Option` of one of these), so a nested struct is an error at that
+//! field. On an enum it refuses any variant with data (at the variant) and implements
+//! `ElicitField` and `ElicitChoice`. Anything else is an error at the item.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields};
+
+pub fn expand(input: DeriveInput) -> TokenStream {
+    match build(&input) {
+        Ok(tokens) => tokens,
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+/// Whether a field has `#[serde(skip)]` or `#[serde(skip_deserializing)]`: not in the form.
+fn skipped(field: &syn::Field) -> bool {
+    field.attrs.iter().any(|a| {
+        a.path().is_ident("serde") && {
+            let mut skip = false;
+            let _ = a.parse_nested_meta(|m| {
+                if m.path.is_ident("skip") || m.path.is_ident("skip_deserializing") {
+                    skip = true;
+                }
+                // Consume any value (`rename = "x"`) so parsing goes on.
+                if m.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = m.value()?.parse()?;
+                } else if m.input.peek(syn::token::Paren) {
+                    let _ = m.parse_nested_meta(|inner| {
+                        if inner.input.peek(syn::Token![=]) {
+                            let _: syn::Expr = inner.value()?.parse()?;
+                        }
+                        Ok(())
+                    });
+                }
+                Ok(())
+            });
+            skip
+        }
+    })
+}
+
+fn build(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    match &input.data {
+        Data::Struct(s) => {
+            let Fields::Named(fields) = &s.fields else {
+                return Err(syn::Error::new(
+                    s.fields.span(),
+                    "an elicitation form is a struct of named fields: each becomes a field of the form",
+                ));
+            };
+            let checks = fields.named.iter().filter(|f| !skipped(f)).map(|f| {
+                let ty = &f.ty;
+                quote_spanned!(ty.span()=> field::<#ty>();)
+            });
+            Ok(quote! {
+                impl #impl_generics ::surface::ask::ElicitForm for #name #ty_generics #where_clause {}
+                const _: () = {
+                    #[allow(dead_code)]
+                    fn check #impl_generics () #where_clause {
+                        fn field<F: ::surface::ask::ElicitField + ?Sized>() {}
+                        #(#checks)*
+                    }
+                };
+            })
+        }
+        Data::Enum(e) => {
+            if let Some(v) = e.variants.iter().find(|v| !matches!(v.fields, Fields::Unit)) {
+                return Err(syn::Error::new(
+                    v.span(),
+                    format!(
+                        "an elicitation choice is a unit variant: `{}` carries data, which a form cannot ask for",
+                        v.ident
+                    ),
+                ));
+            }
+            Ok(quote! {
+                impl #impl_generics ::surface::ask::ElicitField for #name #ty_generics #where_clause {}
+                impl #impl_generics ::surface::ask::ElicitChoice for #name #ty_generics #where_clause {}
+            })
+        }
+        Data::Union(u) => Err(syn::Error::new(
+            u.union_token.span(),
+            "`Elicit` derives on a struct (a form) or a unit enum (a choice), not a union",
+        )),
+    }
+}
