@@ -6,12 +6,15 @@
 //! unix socket (`-- --wire-stdio`: on its own stdio, for `ssh`), and `-- --bridge PATH` is an MCP
 //! stdio server bridging to that daemon (`--bridge-timeout-ms N` after it: how long a bridged
 //! request waits for the daemon's answer, 30 s by default).
+//!
+//! Built with the `redis` feature, `-- --http 127.0.0.1:PORT --redis redis://127.0.0.1:6379/`
+//! keeps the surface's members (and the next pid) in Redis, so several instances on several
+//! ports serve one process table and each one's subscribers hear changes made through any.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
 use surface::{CancellationToken, Expose, ToolFailure, expose, surface, tool};
 
@@ -101,7 +104,9 @@ pub struct Ops {
     /// Published when the process table is saved.
     #[event]
     pub autosave: Saved,
-    next_pid: AtomicU32,
+    /// The next pid to hand out: a [`surface::Counter`], so that instances sharing a store
+    /// never hand out the same pid twice.
+    pub next_pid: surface::Counter,
 }
 
 impl Ops {
@@ -122,7 +127,7 @@ impl Ops {
             processes: [running(1, "init"), running(2, "shell")].into_iter().collect(),
             log: surface::Stream::new(),
             autosave: surface::Event::new(),
-            next_pid: AtomicU32::new(3),
+            next_pid: surface::Counter::new(3),
         }
     }
 }
@@ -146,7 +151,7 @@ impl Ops {
         {
             tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
         }
-        let pid = self.next_pid.fetch_add(1, Ordering::Relaxed);
+        let pid = self.next_pid.next() as u32;
         let process = Process {
             pid,
             name: input.name,
@@ -314,6 +319,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .serve_stdio()
                 .await?
         }
+        ["--http", addr, "--redis", url] | ["--http", addr, "--http-allow-remote", "--redis", url] => {
+            serve_shared(addr, args.len() == 5, url).await?
+        }
         ["--http", addr] | ["--http", addr, "--http-allow-remote"] => {
             let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
                 .allow_remote(args.len() == 3);
@@ -323,10 +331,50 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!(
-                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote]]   (no flag: MCP on stdio)"
+                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--redis URL]]   (no flag: MCP on stdio)"
             );
             std::process::exit(2);
         }
     }
     Ok(())
+}
+
+/// `--http ADDR --redis URL`: the ops surface with its members and next pid in the Redis at
+/// `url`, served over Streamable HTTP; start several on several ports for one shared surface.
+#[cfg(feature = "redis")]
+async fn serve_shared(addr: &str, allow_remote: bool, url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let ops = Arc::new(Ops::new());
+    let store = match surface::store::RedisStore::connect(url, "ops") {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("ops: {e}");
+            std::process::exit(1);
+        }
+    };
+    store.attach(&ops)?;
+    store.bind_counter("next_pid", &ops.next_pid)?;
+    let options =
+        surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?).allow_remote(allow_remote);
+    let http = mcp_server(ops).start()?.serve_http(options).await?;
+    eprintln!(
+        "surface-mcp: serving MCP over Streamable HTTP at {} (members in {} under {})",
+        http.url(),
+        url,
+        store.prefix()
+    );
+    http.waiting().await?;
+    Ok(())
+}
+
+/// Without the `redis` feature there is no store to share.
+#[cfg(not(feature = "redis"))]
+async fn serve_shared(
+    _addr: &str,
+    _allow_remote: bool,
+    _url: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    eprintln!(
+        "ops: --redis needs the `redis` feature: cargo run --features redis --example ops -- --http ADDR --redis URL"
+    );
+    std::process::exit(2);
 }

@@ -13,7 +13,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use surface::mcp::HttpOptions;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 /// One answer: status, headers (lower-cased names), body.
 #[derive(Debug)]
@@ -44,23 +43,7 @@ impl Answer {
 
 /// Sends one request on a fresh connection (`Connection: close`) and reads the whole answer.
 async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("the server answers and closes within 10 s")
-        .unwrap();
-    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let raw = common::raw_http::exchange(addr, method, headers, body, Duration::from_secs(10)).await;
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
     let mut lines = head.lines();
     let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
@@ -149,28 +132,7 @@ async fn delete(addr: SocketAddr, session: &str) -> Answer {
 
 /// `ops --http 127.0.0.1:0` as a child: the child and the address it reports.
 async fn ops_http() -> (tokio::process::Child, SocketAddr) {
-    let mut child = tokio::process::Command::new(common::ops_binary())
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let addr = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = stderr.next_line().await.unwrap() {
-            if let Some(url) = line.split("http://").nth(1) {
-                return url.trim_end_matches("/mcp").parse().unwrap();
-            }
-        }
-        panic!("ops exited without serving HTTP");
-    })
-    .await
-    .expect("ops reports its address");
-    // Keep draining stderr so the child never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    (child, addr)
+    common::raw_http::spawn_serving(&common::ops_binary(), &["--http", "127.0.0.1:0"]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

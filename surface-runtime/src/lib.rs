@@ -13,6 +13,7 @@ pub mod bundle;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;
+mod counter;
 mod dispatch;
 mod expose;
 mod failure;
@@ -25,6 +26,8 @@ pub mod resource;
 pub mod rules;
 pub mod schema;
 mod spec;
+#[cfg(feature = "redis")]
+pub mod store;
 mod surface;
 mod sync;
 pub mod table;
@@ -44,6 +47,7 @@ pub use __private::{
     Output, ProcedureInput, ProcedureResult, RendersAudio, RendersImage, ToolInput, ToolResult,
 };
 pub use blocks::{OkAudio, OkContent, ok_audio};
+pub use counter::Counter;
 pub use dispatch::{
     CellClient, CloseSignal, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
 };

@@ -15,6 +15,11 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, RwLock};
 use tokio::sync::broadcast;
 
+#[cfg(feature = "redis")]
+use crate::store::Remote;
+#[cfg(feature = "redis")]
+use std::sync::OnceLock;
+
 /// How many changes a slow subscriber may fall behind before it is told it lagged.
 const FEED_CAPACITY: usize = 256;
 
@@ -89,6 +94,67 @@ pub trait LiveMember: Send + Sync {
     fn write(&self, write: Write) -> Result<(), Failure>;
     /// Its change feed.
     fn changes(&self) -> ChangeStream;
+    /// Moves the member's value into a store (what `store::RedisStore::attach` calls).
+    #[cfg(feature = "redis")]
+    #[doc(hidden)]
+    fn bind_store(&self, remote: Remote) -> Result<(), String> {
+        let _ = remote;
+        Err(format!("a {} cannot live in a store", self.kind().word()))
+    }
+    /// Hands the member a change the store's feed heard (`entry`: a stream chunk's entry id).
+    #[cfg(feature = "redis")]
+    #[doc(hidden)]
+    fn deliver(&self, change: Change, entry: Option<&str>) {
+        let _ = (change, entry);
+    }
+}
+
+/// A member bound to a store: its place there and its type's codec, as plain functions so the
+/// member's own methods need no serde bounds.
+#[cfg(feature = "redis")]
+#[derive(Debug)]
+struct Bound<T> {
+    remote: Remote,
+    encode: fn(&T) -> Value,
+    decode: fn(&str) -> Option<T>,
+}
+
+#[cfg(feature = "redis")]
+impl<T: MemberValue> Bound<T> {
+    fn new(remote: Remote) -> Self {
+        Bound {
+            remote,
+            encode: to_json::<T>,
+            decode: |s| serde_json::from_str(s).ok(),
+        }
+    }
+}
+
+#[cfg(feature = "redis")]
+impl<T> Bound<T> {
+    /// The stored form of `value` and the publication of `change(value)`.
+    fn write(&self, value: &T, change: fn(Value) -> Change) -> (String, String) {
+        let json = (self.encode)(value);
+        (json.to_string(), self.remote.message(&change(json)))
+    }
+}
+
+/// A collection bound to a store: the items' codec and the keys'.
+#[cfg(feature = "redis")]
+#[derive(Debug)]
+struct BoundMap<K, V> {
+    items: Bound<V>,
+    id: fn(&K) -> String,
+    key: fn(&str) -> Option<K>,
+}
+
+/// `changes`, plus one `Lagged` each time a store's feed reconnects.
+#[cfg(feature = "redis")]
+fn with_lag(changes: ChangeStream, remote: Option<&Remote>) -> ChangeStream {
+    match remote {
+        Some(r) => stream::select(changes, feed(r.lagged(), Change::Lagged)).boxed(),
+        None => changes,
+    }
 }
 
 /// A write to a member, erased of its types (what a client sends over a dispatch).
@@ -176,6 +242,8 @@ fn feed<T: Clone + Send + 'static>(rx: broadcast::Receiver<T>, erase: fn(T) -> C
 pub struct Cell<T> {
     value: RwLock<T>,
     writes: broadcast::Sender<T>,
+    #[cfg(feature = "redis")]
+    remote: OnceLock<Bound<T>>,
 }
 
 impl<T: Clone> Cell<T> {
@@ -184,23 +252,56 @@ impl<T: Clone> Cell<T> {
         Cell {
             value: RwLock::new(value),
             writes: broadcast::channel(FEED_CAPACITY).0,
+            #[cfg(feature = "redis")]
+            remote: OnceLock::new(),
         }
     }
 
     /// A copy of the current value.
     pub fn get(&self) -> T {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(Some(stored)) = b.remote.get()
+            && let Some(value) = (b.decode)(&stored)
+        {
+            return value;
+        }
         read(&self.value).clone()
     }
 
     /// Replaces the value and publishes it.
     pub fn set(&self, value: T) {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            // The local copy and the subscribers hear it back from the store's feed.
+            let (stored, message) = b.write(&value, Change::Set);
+            let _ = b.remote.set(stored, message);
+            return;
+        }
         let mut slot = write(&self.value);
         *slot = value;
         self.publish(&slot);
     }
 
     /// Changes the value in place and publishes the result; answers what `f` answers.
+    ///
+    /// In a store, the value is read and written under a lease, so updates made through
+    /// several instances at once each see the one before.
     pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let lease = b.remote.lease(None);
+            let stored = lease.as_ref().ok().and_then(|l| l.value.as_deref());
+            let mut value = stored
+                .and_then(b.decode)
+                .unwrap_or_else(|| read(&self.value).clone());
+            let r = f(&mut value);
+            if let Ok(lease) = lease {
+                let (stored, message) = b.write(&value, Change::Set);
+                let _ = b.remote.commit(lease, None, stored, message);
+            }
+            return r;
+        }
         let mut slot = write(&self.value);
         let r = f(&mut slot);
         self.publish(&slot);
@@ -237,6 +338,10 @@ impl<T: MemberValue> LiveMember for Cell<T> {
         MemberKind::Cell
     }
     fn read(&self) -> Value {
+        #[cfg(feature = "redis")]
+        if self.remote.get().is_some() {
+            return to_json(&self.get());
+        }
         to_json(&*read(&self.value))
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
@@ -249,7 +354,38 @@ impl<T: MemberValue> LiveMember for Cell<T> {
         }
     }
     fn changes(&self) -> ChangeStream {
-        feed(self.subscribe(), |v| Change::Set(to_json(&v)))
+        let changes = feed(self.subscribe(), |v| Change::Set(to_json(&v)));
+        #[cfg(feature = "redis")]
+        let changes = with_lag(changes, self.remote.get().map(|b| &b.remote));
+        changes
+    }
+    #[cfg(feature = "redis")]
+    fn bind_store(&self, remote: Remote) -> Result<(), String> {
+        let b = Bound::new(remote);
+        let seed = (b.encode)(&*read(&self.value)).to_string();
+        b.remote
+            .seed_value(seed)
+            .map_err(|_| "the store did not answer")?;
+        if let Ok(Some(stored)) = b.remote.get()
+            && let Some(value) = (b.decode)(&stored)
+        {
+            *write(&self.value) = value;
+        }
+        self.remote.set(b).map_err(|_| "it is in a store already".into())
+    }
+    #[cfg(feature = "redis")]
+    fn deliver(&self, change: Change, _entry: Option<&str>) {
+        match change {
+            Change::Set(v) => {
+                if let Ok(v) = serde_json::from_value::<T>(v) {
+                    let mut slot = write(&self.value);
+                    *slot = v;
+                    self.publish(&slot);
+                }
+            }
+            Change::Lagged(_) => self.remote.get().iter().for_each(|b| b.remote.announce_lag()),
+            _ => {}
+        }
     }
 }
 
@@ -277,6 +413,8 @@ pub enum CollectionChange<K> {
 pub struct Collection<K, V> {
     items: RwLock<BTreeMap<K, V>>,
     changes: broadcast::Sender<CollectionChange<K>>,
+    #[cfg(feature = "redis")]
+    remote: OnceLock<BoundMap<K, V>>,
 }
 
 impl<K: Ord + Clone, V: Clone> Collection<K, V> {
@@ -285,26 +423,59 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
         Collection {
             items: RwLock::new(BTreeMap::new()),
             changes: broadcast::channel(FEED_CAPACITY).0,
+            #[cfg(feature = "redis")]
+            remote: OnceLock::new(),
         }
     }
 
     /// A copy of the item at `key`.
     pub fn get(&self, key: &K) -> Option<V> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(stored) = b.items.remote.hget((b.id)(key))
+        {
+            return stored.as_deref().and_then(b.items.decode);
+        }
         read(&self.items).get(key).cloned()
     }
 
     /// Whether an item is at `key`.
     pub fn contains(&self, key: &K) -> bool {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(there) = b.items.remote.hexists((b.id)(key))
+        {
+            return there;
+        }
         read(&self.items).contains_key(key)
     }
 
     /// Every key, in order.
     pub fn keys(&self) -> Vec<K> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(ids) = b.items.remote.hkeys()
+        {
+            let mut keys: Vec<K> = ids.iter().filter_map(|id| (b.key)(id)).collect();
+            keys.sort();
+            return keys;
+        }
         read(&self.items).keys().cloned().collect()
     }
 
     /// A copy of every item, in key order.
     pub fn items(&self) -> Vec<(K, V)> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(stored) = b.items.remote.hgetall()
+        {
+            let mut items: Vec<(K, V)> = stored
+                .iter()
+                .filter_map(|(id, v)| Some(((b.key)(id)?, (b.items.decode)(v)?)))
+                .collect();
+            items.sort_by(|a, b| a.0.cmp(&b.0));
+            return items;
+        }
         read(&self.items)
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -313,6 +484,12 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// How many items there are.
     pub fn len(&self) -> usize {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(n) = b.items.remote.hlen()
+        {
+            return n;
+        }
         read(&self.items).len()
     }
 
@@ -323,6 +500,14 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// Inserts or replaces the item at `key`; answers the item it replaced.
     pub fn upsert(&self, key: K, value: V) -> Option<V> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let id = (b.id)(&key);
+            let stored = (b.items.encode)(&value).to_string();
+            let message = b.items.remote.message(&Change::Upserted { id: id.clone() });
+            let old = b.items.remote.hset(id, stored, message).ok().flatten();
+            return old.as_deref().and_then(b.items.decode);
+        }
         let mut items = write(&self.items);
         let old = items.insert(key.clone(), value);
         self.publish(CollectionChange::Upserted(key));
@@ -330,7 +515,24 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
     }
 
     /// Changes the item at `key` in place (publishing it); `None` when there is none.
+    ///
+    /// In a store, the item is read and written under a lease, so updates made through
+    /// several instances at once each see the one before.
     pub fn update<R>(&self, key: &K, f: impl FnOnce(&mut V) -> R) -> Option<R> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let id = (b.id)(key);
+            let lease = b.items.remote.lease(Some(&id)).ok()?;
+            let Some(mut value) = lease.value.as_deref().and_then(b.items.decode) else {
+                b.items.remote.release(lease, Some(&id));
+                return None;
+            };
+            let r = f(&mut value);
+            let stored = (b.items.encode)(&value).to_string();
+            let message = b.items.remote.message(&Change::Upserted { id: id.clone() });
+            let _ = b.items.remote.commit(lease, Some(&id), stored, message);
+            return Some(r);
+        }
         let mut items = write(&self.items);
         let r = f(items.get_mut(key)?);
         self.publish(CollectionChange::Upserted(key.clone()));
@@ -339,6 +541,13 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// Deletes the item at `key`; answers it.
     pub fn remove(&self, key: &K) -> Option<V> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let id = (b.id)(key);
+            let message = b.items.remote.message(&Change::Removed { id: id.clone() });
+            let old = b.items.remote.hdel(id, message).ok().flatten();
+            return old.as_deref().and_then(b.items.decode);
+        }
         let mut items = write(&self.items);
         let old = items.remove(key)?;
         self.publish(CollectionChange::Removed(key.clone()));
@@ -453,10 +662,48 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
         }
     }
     fn changes(&self) -> ChangeStream {
-        feed(self.subscribe(), |c| match c {
+        let changes = feed(self.subscribe(), |c| match c {
             CollectionChange::Upserted(k) => Change::Upserted { id: key_to_id(&k) },
             CollectionChange::Removed(k) => Change::Removed { id: key_to_id(&k) },
-        })
+        });
+        #[cfg(feature = "redis")]
+        let changes = with_lag(changes, self.remote.get().map(|b| &b.items.remote));
+        changes
+    }
+    #[cfg(feature = "redis")]
+    fn bind_store(&self, remote: Remote) -> Result<(), String> {
+        let b = BoundMap {
+            items: Bound::new(remote),
+            id: key_to_id::<K>,
+            key: |id| id_to_key(id).ok(),
+        };
+        let seed = read(&self.items)
+            .iter()
+            .map(|(k, v)| (key_to_id(k), to_json(v).to_string()))
+            .collect();
+        b.items
+            .remote
+            .seed_entries("hash", seed)
+            .map_err(|_| "the store did not answer")?;
+        self.remote.set(b).map_err(|_| "it is in a store already".into())
+    }
+    #[cfg(feature = "redis")]
+    fn deliver(&self, change: Change, _entry: Option<&str>) {
+        let Some(b) = self.remote.get() else { return };
+        match change {
+            Change::Upserted { id } => {
+                if let Some(k) = (b.key)(&id) {
+                    self.publish(CollectionChange::Upserted(k));
+                }
+            }
+            Change::Removed { id } => {
+                if let Some(k) = (b.key)(&id) {
+                    self.publish(CollectionChange::Removed(k));
+                }
+            }
+            Change::Lagged(_) => b.items.remote.announce_lag(),
+            _ => {}
+        }
     }
 }
 
@@ -487,6 +734,8 @@ pub struct Stream<C> {
     history: Mutex<VecDeque<C>>,
     keep: usize,
     chunks: broadcast::Sender<C>,
+    #[cfg(feature = "redis")]
+    remote: OnceLock<Bound<C>>,
 }
 
 impl<C: Clone> Stream<C> {
@@ -502,6 +751,8 @@ impl<C: Clone> Stream<C> {
             history: Mutex::new(VecDeque::new()),
             keep,
             chunks: broadcast::channel(FEED_CAPACITY).0,
+            #[cfg(feature = "redis")]
+            remote: OnceLock::new(),
         }
     }
 
@@ -512,6 +763,11 @@ impl<C: Clone> Stream<C> {
 
     /// Appends a chunk and publishes it; the oldest kept chunk goes when the history is full.
     pub fn push(&self, chunk: C) {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let _ = b.remote.push(self.keep, (b.encode)(&chunk).to_string());
+            return;
+        }
         let mut history = lock(&self.history);
         if self.chunks.receiver_count() > 0 {
             let _ = self.chunks.send(chunk.clone());
@@ -533,12 +789,33 @@ impl<C: Clone> Stream<C> {
 
     /// The chunks kept, oldest first.
     pub fn snapshot(&self) -> Vec<C> {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get()
+            && let Ok(stored) = b.remote.range(None)
+        {
+            return stored.iter().filter_map(|s| (b.decode)(s)).collect();
+        }
         lock(&self.history).iter().cloned().collect()
     }
 
     /// The snapshot and a receiver of every later chunk, taken together so none is missed or
     /// seen twice.
+    ///
+    /// In a store, the snapshot is what is stored up to the last chunk this instance has
+    /// delivered; every later one arrives on the receiver.
     pub fn open(&self) -> (Vec<C>, broadcast::Receiver<C>) {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let (mark, chunks) = {
+                let mark = b.remote.mark();
+                (*mark, self.chunks.subscribe())
+            };
+            let snapshot = match b.remote.range(Some(mark)) {
+                Ok(stored) => stored.iter().filter_map(|s| (b.decode)(s)).collect(),
+                Err(()) => lock(&self.history).iter().cloned().collect(),
+            };
+            return (snapshot, chunks);
+        }
         let history = lock(&self.history);
         (history.iter().cloned().collect(), self.chunks.subscribe())
     }
@@ -555,6 +832,10 @@ impl<C: MemberValue> LiveMember for Stream<C> {
         MemberKind::Stream
     }
     fn read(&self) -> Value {
+        #[cfg(feature = "redis")]
+        if self.remote.get().is_some() {
+            return to_json(&self.snapshot());
+        }
         to_json(&*lock(&self.history))
     }
     fn write(&self, write: Write) -> Result<(), Failure> {
@@ -567,7 +848,54 @@ impl<C: MemberValue> LiveMember for Stream<C> {
         }
     }
     fn changes(&self) -> ChangeStream {
-        feed(self.chunks.subscribe(), |c| Change::Chunk(to_json(&c)))
+        let changes = feed(self.chunks.subscribe(), |c| Change::Chunk(to_json(&c)));
+        #[cfg(feature = "redis")]
+        let changes = with_lag(changes, self.remote.get().map(|b| &b.remote));
+        changes
+    }
+    #[cfg(feature = "redis")]
+    fn bind_store(&self, remote: Remote) -> Result<(), String> {
+        let b = Bound::new(remote);
+        if self.keep > 0 {
+            let seed = lock(&self.history)
+                .iter()
+                .map(|c| (String::new(), to_json(c).to_string()))
+                .collect();
+            b.remote
+                .seed_entries("stream", seed)
+                .map_err(|_| "the store did not answer")?;
+        }
+        b.remote.mark_last().map_err(|_| "the store did not answer")?;
+        self.remote.set(b).map_err(|_| "it is in a store already".into())
+    }
+    #[cfg(feature = "redis")]
+    fn deliver(&self, change: Change, entry: Option<&str>) {
+        let Some(b) = self.remote.get() else { return };
+        let entry = entry.filter(|e| !e.is_empty()).map(crate::store::entry_id);
+        match change {
+            Change::Chunk(v) => {
+                let mut mark = b.remote.mark();
+                if let Some(id) = entry {
+                    // Already in the snapshot of whoever opened the stream since.
+                    if id <= *mark {
+                        return;
+                    }
+                    *mark = id;
+                }
+                if let Ok(chunk) = serde_json::from_value::<C>(v)
+                    && self.chunks.receiver_count() > 0
+                {
+                    let _ = self.chunks.send(chunk);
+                }
+            }
+            Change::Lagged(_) => {
+                if let Some(id) = entry {
+                    *b.remote.mark() = id;
+                }
+                b.remote.announce_lag();
+            }
+            _ => {}
+        }
     }
 }
 
@@ -585,6 +913,8 @@ impl<C: MemberValue> LiveMember for Stream<C> {
 #[derive(Debug)]
 pub struct Event<T> {
     occurrences: broadcast::Sender<T>,
+    #[cfg(feature = "redis")]
+    remote: OnceLock<Bound<T>>,
 }
 
 impl<T: Clone> Event<T> {
@@ -592,11 +922,19 @@ impl<T: Clone> Event<T> {
     pub fn new() -> Self {
         Event {
             occurrences: broadcast::channel(FEED_CAPACITY).0,
+            #[cfg(feature = "redis")]
+            remote: OnceLock::new(),
         }
     }
 
     /// Publishes one occurrence to every current subscriber.
     pub fn publish(&self, value: T) {
+        #[cfg(feature = "redis")]
+        if let Some(b) = self.remote.get() {
+            let (_, message) = b.write(&value, Change::Published);
+            let _ = b.remote.publish(message);
+            return;
+        }
         let _ = self.occurrences.send(value);
     }
 
@@ -636,6 +974,27 @@ impl<T: MemberValue> LiveMember for Event<T> {
         }
     }
     fn changes(&self) -> ChangeStream {
-        feed(self.subscribe(), |v| Change::Published(to_json(&v)))
+        let changes = feed(self.subscribe(), |v| Change::Published(to_json(&v)));
+        #[cfg(feature = "redis")]
+        let changes = with_lag(changes, self.remote.get().map(|b| &b.remote));
+        changes
+    }
+    #[cfg(feature = "redis")]
+    fn bind_store(&self, remote: Remote) -> Result<(), String> {
+        self.remote
+            .set(Bound::new(remote))
+            .map_err(|_| "it is in a store already".into())
+    }
+    #[cfg(feature = "redis")]
+    fn deliver(&self, change: Change, _entry: Option<&str>) {
+        match change {
+            Change::Published(v) => {
+                if let Ok(v) = serde_json::from_value::<T>(v) {
+                    let _ = self.occurrences.send(v);
+                }
+            }
+            Change::Lagged(_) => self.remote.get().iter().for_each(|b| b.remote.announce_lag()),
+            _ => {}
+        }
     }
 }

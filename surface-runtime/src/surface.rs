@@ -116,18 +116,29 @@ impl<S: Surface> Dispatch for DirectDispatch<S> {
         &S::SPEC
     }
     fn read<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
-        future::ready(self.member(member).map(|m| m.read())).boxed()
+        future::ready(guard_sync(|| self.member(member).map(|m| m.read()))).boxed()
     }
     fn read_item<'a>(&'a self, member: &'a str, id: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
-        future::ready(self.member(member).and_then(|m| m.read_item(id))).boxed()
+        future::ready(guard_sync(|| self.member(member).and_then(|m| m.read_item(id)))).boxed()
     }
     fn write<'a>(&'a self, member: &'a str, write: Write) -> BoxFuture<'a, Result<(), Failure>> {
-        future::ready(self.member(member).and_then(|m| m.write(write))).boxed()
+        future::ready(guard_sync(|| self.member(member).and_then(|m| m.write(write)))).boxed()
     }
     fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
         future::ready(self.member(member).map(|m| m.changes())).boxed()
     }
     fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
+        #[cfg(feature = "redis")]
+        return crate::store::guard(self.surface.call(procedure, input)).boxed();
+        #[cfg(not(feature = "redis"))]
         self.surface.call(procedure, input)
     }
+}
+
+/// A member read or write, failing as a whole when a store under it could not be reached.
+fn guard_sync<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    #[cfg(feature = "redis")]
+    return crate::store::guard_sync(f);
+    #[cfg(not(feature = "redis"))]
+    f()
 }

@@ -1,0 +1,133 @@
+//! The change feed: each instance follows the surface's channel and hands every change to its
+//! own members, whose feeds reach its own subscribers. After a reconnection every member hears
+//! one `Lagged` (changes may have been missed), and each stream's delivery mark moves to its
+//! last stored entry.
+
+use super::remote::last_entry;
+use super::{Inner, OP_TIMEOUT};
+use crate::member::Change;
+use crate::spec::MemberKind;
+use futures::StreamExt;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// One publication on the channel.
+#[derive(serde::Deserialize)]
+struct Published {
+    member: String,
+    change: Change,
+    /// A stream chunk's entry id.
+    #[serde(default)]
+    entry: Option<String>,
+}
+
+/// Starts following `inner`'s channel; answers once the first subscription is in place (so no
+/// change made after `connect` returns is missed), or why it could not be.
+pub(super) fn start(client: redis::Client, inner: &Arc<Inner>) -> Result<(), String> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    inner.handle.spawn(follow(
+        client,
+        Arc::downgrade(inner),
+        inner.channel().to_owned(),
+        tx,
+    ));
+    let receive = move || rx.recv_timeout(OP_TIMEOUT + Duration::from_secs(1));
+    let got = match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(receive)
+        }
+        _ => receive(),
+    };
+    got.unwrap_or_else(|_| Err(format!("no subscription within {} ms", OP_TIMEOUT.as_millis())))
+}
+
+async fn subscribe(client: &redis::Client, channel: &str) -> Result<redis::aio::PubSub, String> {
+    let connect = async {
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channel).await?;
+        redis::RedisResult::Ok(pubsub)
+    };
+    match tokio::time::timeout(OP_TIMEOUT, connect).await {
+        Ok(Ok(pubsub)) => Ok(pubsub),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no subscription within {} ms", OP_TIMEOUT.as_millis())),
+    }
+}
+
+async fn follow(
+    client: redis::Client,
+    store: Weak<Inner>,
+    channel: String,
+    ready: std::sync::mpsc::SyncSender<Result<(), String>>,
+) {
+    let mut ready = Some(ready);
+    let mut pause = Duration::from_millis(100);
+    loop {
+        match subscribe(&client, &channel).await {
+            Ok(pubsub) => {
+                pause = Duration::from_millis(100);
+                match ready.take() {
+                    Some(tx) => {
+                        let _ = tx.send(Ok(()));
+                    }
+                    None => {
+                        let Some(inner) = store.upgrade() else { return };
+                        tracing::info!("surface store: change feed reconnected to {channel}");
+                        resync(&inner).await;
+                    }
+                }
+                let mut messages = pubsub.into_on_message();
+                while let Some(message) = messages.next().await {
+                    let Some(inner) = store.upgrade() else { return };
+                    deliver(&inner, message.get_payload_bytes());
+                }
+                tracing::warn!("surface store: change feed of {channel} lost its connection; reconnecting");
+            }
+            Err(e) => {
+                if let Some(tx) = ready.take() {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if store.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+}
+
+fn deliver(inner: &Inner, payload: &[u8]) {
+    let Ok(published) = serde_json::from_slice::<Published>(payload) else {
+        tracing::warn!(
+            "surface store: a publication on {} is not a change",
+            inner.channel()
+        );
+        return;
+    };
+    if let Some(attached) = inner.attached().as_ref() {
+        (attached.deliver)(&published.member, published.change, published.entry.as_deref());
+    }
+}
+
+/// Every member hears one `Lagged`; streams first move their mark to the last stored entry.
+async fn resync(inner: &Inner) {
+    let members = match inner.attached().as_ref() {
+        Some(a) => a.members.clone(),
+        None => return,
+    };
+    let mut con = inner.con();
+    for (name, kind, key) in members {
+        let entry = match kind {
+            MemberKind::Stream => last_entry(&mut con, &key)
+                .await
+                .ok()
+                .map(|(ms, seq)| format!("{ms}-{seq}")),
+            _ => None,
+        };
+        if let Some(attached) = inner.attached().as_ref() {
+            (attached.deliver)(&name, Change::Lagged(0), entry.as_deref());
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! Where member values live: in this process (the default) or in Redis, so that several
+//! instances serve one surface.
+//!
+//! A surface's members are built in memory, as always; [`RedisStore::attach`] then moves them
+//! into Redis under a key prefix naming the surface (`surface:<name>:…`): a cell is a string key,
+//! a collection a hash (field: the item's URI-shaped id), a stream a Redis stream trimmed to its
+//! history limit, and an event only a publication. The first instance to attach seeds Redis with
+//! its starting values; later ones find them there and keep what is stored.
+//!
+//! Every write runs as one Lua script that changes the value **and** publishes the change on the
+//! surface's channel (`surface:<name>:changes`), so no instance can see a value without its change
+//! or a change without its value. Each instance follows that channel and hands every change to
+//! its own members' feeds: typed subscribers and every face (MCP `resources/updated`, listen
+//! streams, wire watches) hear a change made through any instance, with the debounce they
+//! already have. Read-modify-write (`Cell::update`, `Collection::update`) holds a short lease on
+//! the value in Redis (`SET NX PX`), re-reads under it and commits only while it still holds it,
+//! so concurrent updaters on several instances lose no update.
+//!
+//! Member methods stay synchronous: in Redis mode each one waits for its round trip (on a
+//! multi-thread runtime inside `block_in_place`), bounded by [`OP_TIMEOUT`]. When Redis cannot
+//! be reached, the operation falls back to the value last heard and the call it ran in fails:
+//! [`DirectDispatch`](crate::DirectDispatch) turns the whole call into a failure saying the store
+//! is unreachable (an `isError` result on the MCP face), and later operations in that call fail at
+//! once instead of waiting again. The connection reconnects by itself; when the change feed
+//! reconnects, every member's feed hears one `Lagged`, so each subscriber is told to re-read once.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # fn demo<S: surface_runtime::SurfaceMembers>(surface: Arc<S>) -> Result<(), surface_runtime::store::StoreError> {
+//! use surface_runtime::store::RedisStore;
+//! let store = RedisStore::connect("redis://127.0.0.1:6379/", "ops")?;
+//! store.attach(&surface)?; // before serving: from now on its members live in Redis
+//! # Ok(()) }
+//! ```
+
+mod feed;
+mod remote;
+
+pub use remote::Remote;
+pub(crate) use remote::entry_id;
+
+use crate::failure::{Failure, FailureKind};
+use crate::member::Change;
+use crate::spec::MemberKind;
+use crate::surface::SurfaceMembers;
+use crate::sync::{lock, read, write};
+use redis::aio::ConnectionManager;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+/// How long one store operation may take before the call it runs in fails (a lease wait
+/// included): a Redis that hangs costs a call this long, never a hang.
+pub const OP_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Why a store could not be connected or a surface attached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError(String);
+
+impl StoreError {
+    fn new(message: impl Into<String>) -> Self {
+        StoreError(message.into())
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// The surface's members, as the change feed reaches them.
+type Deliver = Box<dyn Fn(&str, Change, Option<&str>) -> bool + Send + Sync>;
+
+/// One attached surface: its members and how to hand them a change.
+pub(crate) struct Attached {
+    /// `(name, kind, data key)` of each member.
+    pub(crate) members: Vec<(String, MemberKind, String)>,
+    /// Hands `change` to the member `name`; false once the surface is gone.
+    pub(crate) deliver: Deliver,
+}
+
+/// What the store's members and its feed share.
+pub(crate) struct Inner {
+    url: String,
+    prefix: String,
+    channel: String,
+    con: ConnectionManager,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: tokio::runtime::Handle,
+    attached: RwLock<Option<Attached>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Dropping a runtime inside another one panics; this one's tasks hold no state worth
+        // waiting for (every write is acknowledged before its call answers).
+        if let Some(rt) = crate::sync::get_mut(&mut self.runtime).take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Member values in Redis, shared by every instance serving the surface.
+///
+/// Cheap to clone; the connection and the change feed end when the last clone and every member
+/// bound to it are gone.
+#[derive(Clone)]
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("url", &self.inner.url)
+            .field("prefix", &self.inner.prefix)
+            .finish()
+    }
+}
+
+impl RedisStore {
+    /// Connects to the Redis at `url` (`redis://127.0.0.1:6379/`) for the surface `surface`
+    /// (its keys are `surface:<surface>:…`), and starts following its change channel. Fails
+    /// when Redis does not answer within [`OP_TIMEOUT`].
+    ///
+    /// Callable from anywhere (inside or outside a runtime): the store runs its connection on
+    /// a small runtime of its own.
+    pub fn connect(url: &str, surface: &str) -> Result<RedisStore, StoreError> {
+        let client = redis::Client::open(url)
+            .map_err(|e| StoreError::new(format!("{url} is not a Redis URL: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("surface-store")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::new(format!("cannot start the store's runtime: {e}")))?;
+        let handle = runtime.handle().clone();
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_response_timeout(Some(Duration::from_secs(2)))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(500));
+        let con = wait(&handle, {
+            let client = client.clone();
+            async move { client.get_connection_manager_with_config(config).await }
+        })
+        .map_err(|e| StoreError::new(format!("the store is unreachable ({url}): {e}")))?;
+        let prefix = format!("surface:{surface}");
+        let inner = Arc::new(Inner {
+            url: url.to_owned(),
+            channel: format!("{prefix}:changes"),
+            prefix,
+            con,
+            runtime: Mutex::new(Some(runtime)),
+            handle,
+            attached: RwLock::new(None),
+        });
+        feed::start(client, &inner)
+            .map_err(|e| StoreError::new(format!("the store's change feed did not start ({url}): {e}")))?;
+        Ok(RedisStore { inner })
+    }
+
+    /// The key prefix, `surface:<name>`.
+    pub fn prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    /// The channel every write publishes its change on.
+    pub fn channel(&self) -> &str {
+        &self.inner.channel
+    }
+
+    /// Moves `surface`'s members into the store: from now on their values live in Redis (seeded
+    /// from the members' current values when Redis has none yet) and their feeds hear changes
+    /// made through every instance. One surface per store; attach before serving.
+    pub fn attach<S: SurfaceMembers>(&self, surface: &Arc<S>) -> Result<(), StoreError> {
+        if read(&self.inner.attached).is_some() {
+            return Err(StoreError::new(format!(
+                "a surface is already attached to the store under {}",
+                self.inner.prefix
+            )));
+        }
+        let mut members = Vec::new();
+        for spec in S::MEMBERS {
+            let Some(live) = surface.member(spec.name) else {
+                continue;
+            };
+            let remote = Remote::new(self.inner.clone(), spec.name, spec.kind);
+            let key = remote.key().to_owned();
+            live.bind_store(remote).map_err(|e| {
+                StoreError::new(format!("member {} could not move into the store: {e}", spec.name))
+            })?;
+            members.push((spec.name.to_owned(), spec.kind, key));
+        }
+        let weak: Weak<S> = Arc::downgrade(surface);
+        let deliver: Deliver = Box::new(move |name, change, entry| match weak.upgrade() {
+            Some(s) => {
+                if let Some(m) = s.member(name) {
+                    m.deliver(change, entry);
+                }
+                true
+            }
+            None => false,
+        });
+        *write(&self.inner.attached) = Some(Attached { members, deliver });
+        ACTIVE.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Binds `counter` to the store under `name` (its own namespace, apart from members): from
+    /// now on [`Counter::next`](crate::Counter::next) allocates from Redis, so no two instances
+    /// hand out the same number. The counter's current value seeds Redis when it has none.
+    pub fn bind_counter(&self, name: &str, counter: &crate::Counter) -> Result<(), StoreError> {
+        let remote = Remote::counter(self.inner.clone(), name);
+        counter
+            .bind_store(remote)
+            .map_err(|e| StoreError::new(format!("counter {name} could not move into the store: {e}")))
+    }
+}
+
+impl Inner {
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+    pub(crate) fn channel(&self) -> &str {
+        &self.channel
+    }
+    pub(crate) fn con(&self) -> ConnectionManager {
+        self.con.clone()
+    }
+    pub(crate) fn attached(&self) -> std::sync::RwLockReadGuard<'_, Option<Attached>> {
+        read(&self.attached)
+    }
+
+    /// Runs `fut` on the store's runtime and waits for it (bounded by [`OP_TIMEOUT`]). A failure
+    /// is recorded against the running call (see [`guard`]); a call that already failed on the
+    /// store fails here at once.
+    pub(crate) fn block<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
+    ) -> Result<T, ()> {
+        if already_faulted() {
+            return Err(());
+        }
+        wait(&self.handle, fut).map_err(|e| {
+            record(format!(
+                "the store is unreachable ({}): {e} — this call did not complete, and the writes it made before the failure may have been applied; check the state before retrying",
+                self.url
+            ))
+        })
+    }
+}
+
+/// Runs `fut` on `handle`'s runtime and waits for its answer on this thread, in
+/// `block_in_place` when this thread is a multi-thread runtime's worker.
+fn wait<T: Send + 'static>(
+    handle: &tokio::runtime::Handle,
+    fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    handle.spawn(async move {
+        let _ = tx.send(tokio::time::timeout(OP_TIMEOUT, fut).await);
+    });
+    let receive = move || rx.recv_timeout(OP_TIMEOUT + Duration::from_secs(1));
+    let got = match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(receive)
+        }
+        _ => receive(),
+    };
+    match got {
+        Ok(Ok(Ok(v))) => Ok(v),
+        Ok(Ok(Err(e))) => Err(e.to_string()),
+        _ => Err(format!("no answer within {} ms", OP_TIMEOUT.as_millis())),
+    }
+}
+
+/// Whether any surface lives in a store in this process: only then do calls carry a fault slot.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+tokio::task_local! {
+    /// The first store failure of the running call.
+    static FAULT: Arc<Mutex<Option<String>>>;
+}
+
+fn already_faulted() -> bool {
+    FAULT.try_with(|f| lock(f).is_some()).unwrap_or(false)
+}
+
+fn record(message: String) {
+    let recorded = FAULT.try_with(|f| {
+        lock(f).get_or_insert_with(|| message.clone());
+    });
+    if recorded.is_err() {
+        tracing::warn!("surface store: {message}");
+    }
+}
+
+fn outcome<T>(slot: &Mutex<Option<String>>, answer: Result<T, Failure>) -> Result<T, Failure> {
+    match lock(slot).take() {
+        Some(message) => Err(Failure::new(FailureKind::Error, message)),
+        None => answer,
+    }
+}
+
+/// Runs a call; if any store operation in it failed, the call answers that failure instead.
+pub(crate) async fn guard<T>(fut: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return fut.await;
+    }
+    let slot = Arc::new(Mutex::new(None));
+    let answer = FAULT.scope(slot.clone(), fut).await;
+    outcome(&slot, answer)
+}
+
+/// [`guard`] for a synchronous read or write.
+pub(crate) fn guard_sync<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    if !ACTIVE.load(Ordering::Relaxed) {
+        return f();
+    }
+    let slot = Arc::new(Mutex::new(None));
+    let answer = FAULT.sync_scope(slot.clone(), f);
+    outcome(&slot, answer)
+}

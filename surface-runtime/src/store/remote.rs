@@ -1,0 +1,465 @@
+//! One member's (or counter's) place in Redis, and the atomic steps a member takes on it.
+//!
+//! Members call these with JSON already encoded; each answers `Err(())` after recording the
+//! failure against the running call (see `store::guard`), so a member can fall back to the
+//! value it last heard and carry on.
+
+use super::{Inner, OP_TIMEOUT};
+use crate::member::Change;
+use crate::spec::MemberKind;
+use crate::sync::lock;
+use redis::Script;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::broadcast;
+
+/// Sets a key and publishes its change, in one step.
+static SET: LazyLock<Script> = LazyLock::new(|| {
+    Script::new("redis.call('SET', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], ARGV[3]) return 1")
+});
+
+/// Sets a hash field and publishes its change; answers the value it replaced.
+static HSET: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
+         redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) \
+         redis.call('PUBLISH', ARGV[3], ARGV[4]) return old",
+    )
+});
+
+/// Deletes a hash field and, if it was there, publishes its removal; answers what it deleted.
+static HDEL: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
+         if old then redis.call('HDEL', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], ARGV[3]) end \
+         return old",
+    )
+});
+
+/// Appends a chunk to a stream trimmed to ARGV[1] entries ('' unbounded, '0' keeps none) and
+/// publishes it with its entry id spliced between ARGV[4] and ARGV[5]; answers the id.
+static XADD: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local id = '' \
+         if ARGV[1] == '' then id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2]) \
+         elseif ARGV[1] ~= '0' then id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'c', ARGV[2]) end \
+         redis.call('PUBLISH', ARGV[3], ARGV[4] .. id .. ARGV[5]) return id",
+    )
+});
+
+/// Takes the lease KEYS[1] for ARGV[2] ms and reads KEYS[2] (the hash field ARGV[3] when not
+/// empty) under it: `{1, value}`, or `{0, false}` while another holds the lease.
+static LEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
+           if ARGV[3] == '' then return {1, redis.call('GET', KEYS[2])} end \
+           return {1, redis.call('HGET', KEYS[2], ARGV[3])} end \
+         return {0, false}",
+    )
+});
+
+/// Writes KEYS[2] (or its field ARGV[2]), publishes and releases the lease, only while the
+/// lease is still ours: 1, or 0 when it expired first (nothing is written then).
+static COMMIT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
+         if ARGV[2] == '' then redis.call('SET', KEYS[2], ARGV[3]) \
+         else redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end \
+         redis.call('PUBLISH', ARGV[4], ARGV[5]) redis.call('DEL', KEYS[1]) return 1",
+    )
+});
+
+/// Releases a lease still ours without writing.
+static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new("if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1")
+});
+
+/// Seeds a hash or stream once per member: only the first instance's values go in, so a later
+/// instance never resurrects an item another deleted.
+static SEED: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('SETNX', KEYS[1], 1) == 0 then return 0 end \
+         for i = 2, #ARGV, 2 do \
+           if ARGV[1] == 'hash' then redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) \
+           else redis.call('XADD', KEYS[2], '*', 'c', ARGV[i + 1]) end end \
+         return 1",
+    )
+});
+
+/// Increments a counter, first seeding it when the key is gone.
+static INCR: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end \
+         return redis.call('INCR', KEYS[1])",
+    )
+});
+
+/// How long a read-modify-write holds its lease at most: an instance killed mid-update blocks
+/// the value this long.
+const LEASE_TTL: Duration = Duration::from_secs(2);
+
+/// A stream entry id, `ms-seq`, comparable.
+pub(crate) type EntryId = (u64, u64);
+
+/// Parses `ms-seq`; anything else is the smallest id.
+pub(crate) fn entry_id(s: &str) -> EntryId {
+    let (ms, seq) = s.split_once('-').unwrap_or((s, "0"));
+    (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
+}
+
+/// A held lease on one value, with the value read under it.
+pub(crate) struct Lease {
+    token: String,
+    /// The stored JSON, when there is one.
+    pub(crate) value: Option<String>,
+}
+
+/// One member's (or counter's) place in the store. Built by [`RedisStore::attach`](super::RedisStore::attach).
+pub struct Remote {
+    store: Arc<Inner>,
+    name: String,
+    key: String,
+    /// Feeds hear a `Lagged` when the change feed reconnects.
+    lagged: broadcast::Sender<u64>,
+    /// A stream's last entry delivered to this instance's subscribers.
+    mark: Mutex<EntryId>,
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote").field("key", &self.key).finish()
+    }
+}
+
+impl Remote {
+    pub(super) fn new(store: Arc<Inner>, name: &str, kind: MemberKind) -> Self {
+        let key = format!("{}:{}:{name}", store.prefix(), kind.word());
+        Remote::at(store, name, key)
+    }
+
+    pub(super) fn counter(store: Arc<Inner>, name: &str) -> Self {
+        let key = format!("{}:counter:{name}", store.prefix());
+        Remote::at(store, name, key)
+    }
+
+    fn at(store: Arc<Inner>, name: &str, key: String) -> Self {
+        Remote {
+            store,
+            name: name.to_owned(),
+            key,
+            lagged: broadcast::channel(16).0,
+            mark: Mutex::new((0, 0)),
+        }
+    }
+
+    /// The Redis key holding the value.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The publication of `change` on the surface's channel.
+    pub(crate) fn message(&self, change: &Change) -> String {
+        serde_json::json!({ "member": self.name, "change": change }).to_string()
+    }
+
+    /// A receiver of the feed's reconnections (each one: re-read).
+    pub(crate) fn lagged(&self) -> broadcast::Receiver<u64> {
+        self.lagged.subscribe()
+    }
+
+    /// Tells this instance's feeds to re-read.
+    pub(crate) fn announce_lag(&self) {
+        let _ = self.lagged.send(0);
+    }
+
+    /// The stream's delivery mark, locked: read it and subscribe under it.
+    pub(crate) fn mark(&self) -> std::sync::MutexGuard<'_, EntryId> {
+        lock(&self.mark)
+    }
+
+    /// The connection, this value's key and the surface's channel, owned for a future.
+    fn parts(&self) -> (redis::aio::ConnectionManager, String, String) {
+        (
+            self.store.con(),
+            self.key.clone(),
+            self.store.channel().to_owned(),
+        )
+    }
+
+    fn lease_key(&self, field: Option<&str>) -> String {
+        match field {
+            Some(id) => format!("{}:lease:{}:{id}", self.store.prefix(), self.name),
+            None => format!("{}:lease:{}", self.store.prefix(), self.name),
+        }
+    }
+
+    /// One plain command on this value's key, then `args` (`GET`, `HGET field`, `HKEYS`, …).
+    fn query<T: redis::FromRedisValue + Send + 'static>(
+        &self,
+        command: &'static str,
+        args: Vec<String>,
+    ) -> Result<T, ()> {
+        let (mut con, key, _) = self.parts();
+        self.store
+            .block(async move { redis::cmd(command).arg(key).arg(args).query_async(&mut con).await })
+    }
+
+    /// One of the scripts above on `keys` and `args`: each is one atomic step in Redis.
+    fn script<T: redis::FromRedisValue + Send + 'static>(
+        &self,
+        script: &'static Script,
+        keys: Vec<String>,
+        args: Vec<String>,
+    ) -> Result<T, ()> {
+        let mut con = self.store.con();
+        self.store.block(async move {
+            let mut call = script.prepare_invoke();
+            for k in keys {
+                call.key(k);
+            }
+            for a in args {
+                call.arg(a);
+            }
+            call.invoke_async(&mut con).await
+        })
+    }
+
+    fn channel(&self) -> String {
+        self.store.channel().to_owned()
+    }
+
+    /// `GET`.
+    pub(crate) fn get(&self) -> Result<Option<String>, ()> {
+        self.query("GET", vec![])
+    }
+
+    /// Sets the value and publishes `message`, in one step.
+    pub(crate) fn set(&self, value: String, message: String) -> Result<(), ()> {
+        self.script::<i64>(&SET, vec![self.key.clone()], vec![value, self.channel(), message])
+            .map(drop)
+    }
+
+    /// Publishes `message` (an event: nothing is stored).
+    pub(crate) fn publish(&self, message: String) -> Result<(), ()> {
+        let (mut con, _, channel) = self.parts();
+        self.store.block(async move {
+            redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(message)
+                .query_async::<i64>(&mut con)
+                .await
+                .map(drop)
+        })
+    }
+
+    /// Stores `value` unless a value is stored already (a cell's or counter's seed).
+    pub(crate) fn seed_value(&self, value: String) -> Result<(), ()> {
+        self.query::<Option<String>>("SET", vec![value, "NX".into()])
+            .map(drop)
+    }
+
+    /// Seeds a hash (`hash`) or a stream (`stream`) with `entries` unless this member was
+    /// seeded before.
+    pub(crate) fn seed_entries(&self, what: &'static str, entries: Vec<(String, String)>) -> Result<(), ()> {
+        let marker = format!("{}:seeded:{}", self.store.prefix(), self.name);
+        let mut args = vec![what.to_owned()];
+        args.extend(entries.into_iter().flat_map(|(field, value)| [field, value]));
+        self.script::<i64>(&SEED, vec![marker, self.key.clone()], args)
+            .map(drop)
+    }
+
+    /// `INCR`: the value after adding one; a key that is gone (a Redis restarted without
+    /// persistence) starts again from `seed`, not from zero.
+    pub(crate) fn incr(&self, seed: u64) -> Result<u64, ()> {
+        self.script(&INCR, vec![self.key.clone()], vec![seed.to_string()])
+    }
+
+    /// `HGET`.
+    pub(crate) fn hget(&self, field: String) -> Result<Option<String>, ()> {
+        self.query("HGET", vec![field])
+    }
+
+    /// `HEXISTS`.
+    pub(crate) fn hexists(&self, field: String) -> Result<bool, ()> {
+        self.query("HEXISTS", vec![field])
+    }
+
+    /// `HKEYS`.
+    pub(crate) fn hkeys(&self) -> Result<Vec<String>, ()> {
+        self.query("HKEYS", vec![])
+    }
+
+    /// `HGETALL`.
+    pub(crate) fn hgetall(&self) -> Result<Vec<(String, String)>, ()> {
+        self.query("HGETALL", vec![])
+    }
+
+    /// `HLEN`.
+    pub(crate) fn hlen(&self) -> Result<usize, ()> {
+        self.query("HLEN", vec![])
+    }
+
+    /// Sets a field and publishes `message`; answers what it replaced.
+    pub(crate) fn hset(&self, field: String, value: String, message: String) -> Result<Option<String>, ()> {
+        self.script(
+            &HSET,
+            vec![self.key.clone()],
+            vec![field, value, self.channel(), message],
+        )
+    }
+
+    /// Deletes a field and, if it was there, publishes `message`; answers what it deleted.
+    pub(crate) fn hdel(&self, field: String, message: String) -> Result<Option<String>, ()> {
+        self.script(
+            &HDEL,
+            vec![self.key.clone()],
+            vec![field, self.channel(), message],
+        )
+    }
+
+    /// Takes this value's lease (the hash field `field`'s, when given) and reads it under the
+    /// lease, waiting while another instance holds it — within [`OP_TIMEOUT`].
+    pub(crate) fn lease(&self, field: Option<&str>) -> Result<Lease, ()> {
+        static TOKENS: AtomicU64 = AtomicU64::new(0);
+        let token = format!(
+            "{}-{}-{:?}",
+            std::process::id(),
+            TOKENS.fetch_add(1, Ordering::Relaxed),
+            Instant::now()
+        );
+        let (mut con, key, _) = self.parts();
+        let (lease_key, field) = (self.lease_key(field), field.unwrap_or_default().to_owned());
+        let held = token.clone();
+        let got = self.store.block(async move {
+            let deadline = Instant::now() + OP_TIMEOUT - Duration::from_millis(500);
+            let mut pause = Duration::from_micros(200);
+            loop {
+                let (won, value): (i64, Option<String>) = LEASE
+                    .key(&lease_key)
+                    .key(&key)
+                    .arg(&held)
+                    .arg(LEASE_TTL.as_millis() as u64)
+                    .arg(&field)
+                    .invoke_async(&mut con)
+                    .await?;
+                if won == 1 {
+                    return Ok(Some(value));
+                }
+                if Instant::now() >= deadline {
+                    return Ok(None);
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+        })?;
+        match got {
+            Some(value) => Ok(Lease { token, value }),
+            None => {
+                super::record(format!(
+                    "the store kept {} leased by another instance for over {} ms — this call did not complete; retry it",
+                    self.name,
+                    OP_TIMEOUT.as_millis()
+                ));
+                Err(())
+            }
+        }
+    }
+
+    /// Writes `value` under `lease` and publishes `message`, releasing the lease; fails (writing
+    /// nothing) when the lease ran out first.
+    pub(crate) fn commit(
+        &self,
+        lease: Lease,
+        field: Option<&str>,
+        value: String,
+        message: String,
+    ) -> Result<(), ()> {
+        let keys = vec![self.lease_key(field), self.key.clone()];
+        let args = vec![
+            lease.token,
+            field.unwrap_or_default().to_owned(),
+            value,
+            self.channel(),
+            message,
+        ];
+        if self.script::<i64>(&COMMIT, keys, args)? == 1 {
+            return Ok(());
+        }
+        super::record(format!(
+            "the update of {} held its store lease for over {} ms, so it was not applied; retry it",
+            self.name,
+            LEASE_TTL.as_millis()
+        ));
+        Err(())
+    }
+
+    /// Gives `lease` back without writing.
+    pub(crate) fn release(&self, lease: Lease, field: Option<&str>) {
+        let _ = self.script::<i64>(&RELEASE, vec![self.lease_key(field)], vec![lease.token]);
+    }
+
+    /// Appends `chunk` (kept to the last `keep`) and publishes `Change::Chunk` with its entry id.
+    pub(crate) fn push(&self, keep: usize, chunk: String) -> Result<(), ()> {
+        let keep = match keep {
+            usize::MAX => String::new(),
+            n => n.to_string(),
+        };
+        // The message is assembled around the id Redis assigns.
+        let head = format!(
+            "{{\"member\":{},\"change\":{{\"chunk\":{chunk}}},\"entry\":\"",
+            serde_json::Value::String(self.name.clone())
+        );
+        let args = vec![keep, chunk, self.channel(), head, "\"}".into()];
+        self.script::<String>(&XADD, vec![self.key.clone()], args)
+            .map(drop)
+    }
+
+    /// The stream's chunks up to and including `end` (all of them when `None`), oldest first.
+    pub(crate) fn range(&self, end: Option<EntryId>) -> Result<Vec<String>, ()> {
+        let (mut con, key, _) = self.parts();
+        let end = end.map_or_else(|| "+".to_owned(), |(ms, seq)| format!("{ms}-{seq}"));
+        let entries: Vec<(String, Vec<String>)> = self.store.block(async move {
+            redis::cmd("XRANGE")
+                .arg(key)
+                .arg("-")
+                .arg(end)
+                .query_async(&mut con)
+                .await
+        })?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|(_, mut fields)| fields.pop())
+            .collect())
+    }
+}
+
+/// The id of the last entry of the stream at `key` (`0-0` when it has none).
+pub(crate) async fn last_entry(
+    con: &mut redis::aio::ConnectionManager,
+    key: &str,
+) -> redis::RedisResult<EntryId> {
+    let last: Vec<(String, Vec<String>)> = redis::cmd("XREVRANGE")
+        .arg(key)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query_async(con)
+        .await?;
+    Ok(last.first().map_or((0, 0), |(id, _)| entry_id(id)))
+}
+
+impl Remote {
+    /// Sets a stream's delivery mark to its last stored entry: what is stored now is the
+    /// snapshot; what comes after arrives on the feed.
+    pub(crate) fn mark_last(&self) -> Result<(), ()> {
+        let (mut con, key, _) = self.parts();
+        let last = self
+            .store
+            .block(async move { last_entry(&mut con, &key).await })?;
+        *self.mark() = last;
+        Ok(())
+    }
+}

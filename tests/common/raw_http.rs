@@ -1,0 +1,63 @@
+//! One HTTP/1.1 exchange on a fresh TCP connection, written by hand: for tests that need to
+//! send what no well-behaved client sends, or to see the raw SSE an answer comes in.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Sends `method /mcp` with `headers` and `body` (`Connection: close`) and answers the whole
+/// raw response (head and body), which must arrive within `within`.
+pub async fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    within: Duration,
+) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(within, stream.read_to_end(&mut raw))
+        .await
+        .unwrap_or_else(|_| panic!("the server answers and closes within {within:?}"))
+        .unwrap();
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+/// `bin args…` as a child serving Streamable HTTP: the child (killed on drop) and the address
+/// it reports on stderr (`… http://ADDR/mcp …`). The rest of its stderr is drained.
+pub async fn spawn_serving(bin: &std::path::Path, args: &[&str]) -> (tokio::process::Child, SocketAddr) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(bin)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if let Some(url) = line.split("http://").nth(1) {
+                let url = url.split_whitespace().next().unwrap_or_default();
+                return url.trim_end_matches("/mcp").parse().unwrap();
+            }
+        }
+        panic!("{} exited without serving HTTP", bin.display());
+    })
+    .await
+    .expect("the server reports its address");
+    // Keep draining stderr so the child never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
+    (child, addr)
+}

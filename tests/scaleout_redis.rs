@@ -1,0 +1,646 @@
+//! Scale-out: several instances serving one surface whose members live in Redis (feature
+//! `redis`; `.ci/run` runs `cargo test --features redis --test scaleout_redis`).
+//!
+//! Every test starts its own `redis-server` on a free loopback port (a temp dir, append-only
+//! file fsynced on every write, so a restart keeps what was acknowledged) and kills it after.
+//! Without `redis-server` on the PATH each test prints why it skips and returns.
+//!
+//! Two kinds of instance: two `Ops` in this process, each with its own store connection and
+//! change feed (for the member-level checks), and `ops --http ADDR --redis URL` child processes
+//! driven over raw Streamable HTTP (the official SDK clients drive the same setup in
+//! `interop/python/check_scaleout.py`).
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use surface::store::RedisStore;
+use surface::{Change, LiveMember};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+/// A `redis-server` of this test's own.
+struct Redis {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Redis {
+    /// Starts one, or prints why not and answers `None` (no `redis-server` installed).
+    fn start(test: &str) -> Option<Redis> {
+        if Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            println!("SKIP {test}: redis-server is not installed (apt-get install redis-server)");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!("surface-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut redis = Redis {
+            child: None,
+            port,
+            dir,
+        };
+        redis.launch();
+        Some(redis)
+    }
+
+    fn launch(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.answers() {
+            assert!(Instant::now() < deadline, "redis-server answers PING within 10 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn answers(&self) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let mut buf = [0u8; 16];
+        s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        s.write_all(b"PING\r\n").is_ok() && s.read(&mut buf).is_ok_and(|n| buf[..n].starts_with(b"+PONG"))
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// Kills it (SIGKILL: what it acknowledged is in its fsynced append-only file).
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// An `Ops` whose members live in `redis`, with its own connection and change feed: one
+/// instance, as far as the store can tell.
+fn instance(redis: &Redis) -> (Arc<ops::Ops>, RedisStore) {
+    let ops = Arc::new(ops::Ops::new());
+    let store = RedisStore::connect(&redis.url(), "ops").expect("the store connects");
+    store.attach(&ops).expect("the members move into the store");
+    store
+        .bind_counter("next_pid", &ops.next_pid)
+        .expect("the counter moves into the store");
+    (ops, store)
+}
+
+#[test]
+fn concurrent_updaters_on_two_instances_lose_no_increment() {
+    let Some(redis) = Redis::start("concurrent_updaters_on_two_instances_lose_no_increment") else {
+        return;
+    };
+    let (a, _sa) = instance(&redis);
+    let (b, _sb) = instance(&redis);
+    const THREADS: usize = 4;
+    const EACH: u32 = 50;
+    std::thread::scope(|s| {
+        for i in 0..THREADS * 2 {
+            let ops = if i % 2 == 0 { &a } else { &b };
+            s.spawn(move || {
+                for _ in 0..EACH {
+                    ops.load.update(|l| l.procs += 1);
+                    ops.processes.update(&1, |p| p.name.push('+'));
+                }
+            });
+        }
+    });
+    let total = (THREADS * 2) as u32 * EACH;
+    assert_eq!(
+        a.load.get().procs,
+        2 + total,
+        "every cell increment through either instance counts"
+    );
+    assert_eq!(b.load.get().procs, 2 + total);
+    let init = b.processes.get(&1).unwrap();
+    assert_eq!(
+        init.name.len(),
+        "init".len() + total as usize,
+        "and every item update"
+    );
+}
+
+#[test]
+fn two_instances_never_hand_out_the_same_pid() {
+    let Some(redis) = Redis::start("two_instances_never_hand_out_the_same_pid") else {
+        return;
+    };
+    let (a, _sa) = instance(&redis);
+    let (b, _sb) = instance(&redis);
+    let pids: Vec<u64> = std::thread::scope(|s| {
+        let handles: Vec<_> = [&a, &b]
+            .into_iter()
+            .map(|ops| s.spawn(move || (0..100).map(|_| ops.next_pid.next()).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut sorted = pids.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 200, "200 allocations, 200 distinct pids");
+    assert_eq!(sorted.first(), Some(&3), "starting where Ops::new starts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_through_one_instance_reaches_the_feeds_of_another() {
+    let Some(redis) = Redis::start("a_change_through_one_instance_reaches_the_feeds_of_another") else {
+        return;
+    };
+    let (a, _sa) = instance(&redis);
+    let (b, _sb) = instance(&redis);
+    let mut processes = LiveMember::changes(&b.processes);
+    let mut load = b.load.subscribe();
+    let mut autosave = b.autosave.subscribe();
+    a.processes.upsert(
+        7,
+        ops::Process {
+            pid: 7,
+            name: "vim".into(),
+            state: "running".into(),
+        },
+    );
+    a.load.update(|l| l.procs = 3);
+    a.autosave.publish(ops::Saved { procs: 3 });
+    let change = tokio::time::timeout(Duration::from_secs(5), processes.next())
+        .await
+        .expect("the upsert reaches the other instance within 5 s");
+    assert_eq!(change, Some(Change::Upserted { id: "7".into() }));
+    let value = tokio::time::timeout(Duration::from_secs(5), load.recv())
+        .await
+        .expect("the cell write reaches the other instance within 5 s");
+    assert_eq!(value.unwrap().procs, 3);
+    let saved = tokio::time::timeout(Duration::from_secs(5), autosave.recv())
+        .await
+        .expect("the event reaches the other instance within 5 s");
+    assert_eq!(saved.unwrap().procs, 3);
+    assert_eq!(
+        b.processes.get(&7).unwrap().name,
+        "vim",
+        "the value is there with its change"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_opened_on_another_instance_is_its_snapshot_then_its_tail() {
+    let Some(redis) = Redis::start("a_stream_opened_on_another_instance_is_its_snapshot_then_its_tail")
+    else {
+        return;
+    };
+    let (a, _sa) = instance(&redis);
+    let (b, _sb) = instance(&redis);
+    for n in 1..=5 {
+        a.log.push(format!("line {n}"));
+    }
+    let (snapshot, mut tail) = b.log.open();
+    for n in 6..=8 {
+        a.log.push(format!("line {n}"));
+    }
+    let mut seen = snapshot;
+    while seen.len() < 8 {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), tail.recv())
+            .await
+            .expect("the tail arrives within 5 s")
+            .unwrap();
+        seen.push(chunk);
+    }
+    let want: Vec<String> = (1..=8).map(|n| format!("line {n}")).collect();
+    assert_eq!(seen, want, "every chunk once, in order, none missed or repeated");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), tail.recv())
+            .await
+            .is_err(),
+        "nothing after the last"
+    );
+    // Bounded: the stream keeps its history limit in Redis too.
+    let bounded = ops::Ops::new();
+    assert_eq!(bounded.log.history_limit(), surface::STREAM_HISTORY);
+}
+
+// ---- instances as processes, over Streamable HTTP ----
+
+/// `ops` built with the `redis` feature.
+fn ops_binary() -> PathBuf {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--features", "redis", "--example", "ops"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "ops builds with the redis feature");
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/ops")
+}
+
+/// `ops --http 127.0.0.1:0 --redis URL` as a child, and the address it serves.
+async fn ops_instance(bin: &std::path::Path, redis: &Redis) -> (tokio::process::Child, SocketAddr) {
+    let url = redis.url();
+    common::raw_http::spawn_serving(bin, &["--http", "127.0.0.1:0", "--redis", &url]).await
+}
+
+/// One legacy-era session over raw Streamable HTTP.
+struct Session {
+    addr: SocketAddr,
+    id: String,
+    next: std::sync::atomic::AtomicU64,
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// A POST on a fresh connection: the raw answer, within 20 s (a store fault never hangs a call).
+async fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> String {
+    let mut all = vec![JSON, ACCEPT];
+    all.extend_from_slice(headers);
+    common::raw_http::exchange(addr, "POST", &all, body, Duration::from_secs(20)).await
+}
+
+/// The JSON-RPC answer in an SSE or JSON body.
+fn answer_of(raw: &str) -> Value {
+    raw.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {raw}"))
+}
+
+impl Session {
+    async fn open(addr: SocketAddr) -> Session {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "scaleout", "version": "0"}}});
+        let raw = exchange(addr, &[], &init.to_string()).await;
+        let id = raw
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("a session id in {raw}"));
+        let s = Session {
+            addr,
+            id,
+            next: 1.into(),
+        };
+        s.notify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        s
+    }
+
+    fn headers(&self) -> [(&str, &str); 2] {
+        [
+            ("Mcp-Session-Id", &self.id),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]
+    }
+
+    async fn notify(&self, message: Value) {
+        exchange(self.addr, &self.headers(), &message.to_string()).await;
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Value {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        answer_of(&exchange(self.addr, &self.headers(), &body.to_string()).await)
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await["result"]
+            .clone()
+    }
+
+    async fn read(&self, uri: &str) -> Value {
+        let answer = self.request("resources/read", json!({"uri": uri})).await;
+        let text = answer["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{uri} reads: {answer}"))
+            .to_owned();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Opens the session's standalone SSE stream: the URIs of the `resources/updated` it
+    /// carries.
+    async fn updates(&self) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+            self.addr, self.id
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stream).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(m) = line
+                    .strip_prefix("data: ")
+                    .and_then(|d| serde_json::from_str::<Value>(d).ok())
+                    && m["method"] == "notifications/resources/updated"
+                    && tx
+                        .send(m["params"]["uri"].as_str().unwrap_or_default().to_owned())
+                        .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+
+    async fn subscribe(&self, uri: &str) {
+        let answer = self.request("resources/subscribe", json!({"uri": uri})).await;
+        assert!(answer.get("result").is_some(), "subscribed to {uri}: {answer}");
+    }
+}
+
+/// The next `updated` within `secs`, or `None`.
+async fn updated_within(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>, secs: u64) -> Option<String> {
+    tokio::time::timeout(Duration::from_secs(secs), rx.recv())
+        .await
+        .ok()
+        .flatten()
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Two `ops` instances on one Redis, a session on each, and B's session subscribed to `uris`
+/// with its standalone stream open (`heard`).
+struct Pair {
+    _a: tokio::process::Child,
+    _b: tokio::process::Child,
+    on_a: Session,
+    on_b: Session,
+    heard: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+async fn pair(redis: &Redis, uris: &[&str]) -> Pair {
+    let bin = ops_binary();
+    let (a, a_addr) = ops_instance(&bin, redis).await;
+    let (b, b_addr) = ops_instance(&bin, redis).await;
+    let (on_a, on_b) = (Session::open(a_addr).await, Session::open(b_addr).await);
+    let heard = on_b.updates().await;
+    for uri in uris {
+        on_b.subscribe(uri).await;
+    }
+    // Let the standalone stream attach before any change.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Pair {
+        _a: a,
+        _b: b,
+        on_a,
+        on_b,
+        heard,
+    }
+}
+
+/// The next `n` URIs `heard` names (each within `secs`), sorted.
+async fn next_updates(
+    heard: &mut tokio::sync::mpsc::UnboundedReceiver<String>,
+    n: usize,
+    secs: u64,
+) -> Vec<String> {
+    let mut uris = Vec::new();
+    for _ in 0..n {
+        match updated_within(heard, secs).await {
+            Some(uri) => uris.push(uri),
+            None => break,
+        }
+    }
+    uris.sort();
+    uris
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_on_b_hears_a_spawn_made_through_a() {
+    let Some(redis) = Redis::start("a_subscriber_on_b_hears_a_spawn_made_through_a") else {
+        return;
+    };
+    let Pair {
+        _a,
+        _b,
+        on_a,
+        on_b,
+        mut heard,
+    } = pair(
+        &redis,
+        &["surface://collections/processes", "surface://cells/load"],
+    )
+    .await;
+    let spawned = on_a.call("proc_spawn", json!({"name": "vim"})).await;
+    assert_eq!(spawned["isError"], false, "{spawned}");
+    let pid = spawned["structuredContent"]["pid"].as_u64().unwrap();
+    // B's subscriber hears A's spawn: the item's collection and the load it changed.
+    let uris = next_updates(&mut heard, 2, 5).await;
+    assert_eq!(uris, ["surface://cells/load", "surface://collections/processes"]);
+    assert_eq!(
+        on_b.read(&format!("surface://collections/processes/{pid}")).await["name"],
+        "vim"
+    );
+    // Debounced as today: one change per member, one notification each.
+    assert_eq!(
+        updated_within(&mut heard, 1).await,
+        None,
+        "one updated per member"
+    );
+    // A spawn through B gets the next pid, never A's.
+    let again = on_b.call("proc_spawn", json!({"name": "emacs"})).await;
+    assert_eq!(
+        again["structuredContent"]["pid"].as_u64(),
+        Some(pid + 1),
+        "{again}"
+    );
+    assert_eq!(on_a.read("surface://cells/load").await["procs"], 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_restart_fails_calls_with_a_sentence_then_heals_and_resubscribes() {
+    let Some(mut redis) =
+        Redis::start("a_redis_restart_fails_calls_with_a_sentence_then_heals_and_resubscribes")
+    else {
+        return;
+    };
+    let Pair {
+        _a,
+        _b,
+        on_a,
+        on_b,
+        mut heard,
+    } = pair(&redis, &["surface://cells/load", "surface://streams/log"]).await;
+    let before = on_a.call("proc_spawn", json!({"name": "before"})).await;
+    assert_eq!(before["isError"], false, "{before}");
+    while updated_within(&mut heard, 1).await.is_some() {}
+
+    redis.kill();
+    let started = Instant::now();
+    let down = on_a.call("proc_spawn", json!({"name": "during"})).await;
+    assert_eq!(down["isError"], true, "{down}");
+    assert!(text(&down).contains("the store is unreachable"), "{down}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "bounded: {:?}",
+        started.elapsed()
+    );
+    let read = on_b
+        .request("resources/read", json!({"uri": "surface://cells/load"}))
+        .await;
+    assert!(
+        read["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the store is unreachable"),
+        "a read fails with the same sentence: {read}"
+    );
+
+    redis.restart();
+    // B's feed reconnects by itself, and its subscriber is told to re-read each member once.
+    let uris = next_updates(&mut heard, 2, 10).await;
+    assert_eq!(uris, ["surface://cells/load", "surface://streams/log"]);
+    assert_eq!(updated_within(&mut heard, 1).await, None, "once each");
+    // Calls succeed again.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let after = loop {
+        let r = on_a.call("proc_spawn", json!({"name": "after"})).await;
+        if r["isError"] == false {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "calls succeed again within 15 s: {r}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let pid = after["structuredContent"]["pid"].as_u64().unwrap();
+    assert_eq!(
+        on_b.read(&format!("surface://collections/processes/{pid}")).await["name"],
+        "after"
+    );
+    let before_pid = before["structuredContent"]["pid"].as_u64().unwrap();
+    assert_eq!(
+        on_b.read(&format!("surface://collections/processes/{before_pid}"))
+            .await["name"],
+        "before",
+        "an acknowledged write survives the restart"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_killed_mid_load_loses_no_acknowledged_write() {
+    let Some(redis) = Redis::start("an_instance_killed_mid_load_loses_no_acknowledged_write") else {
+        return;
+    };
+    let bin = ops_binary();
+    let (mut a, a_addr) = ops_instance(&bin, &redis).await;
+    let (_b, b_addr) = ops_instance(&bin, &redis).await;
+    let acknowledged = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut load = Vec::new();
+    for (n, addr) in [a_addr, a_addr, b_addr, b_addr].into_iter().enumerate() {
+        let acknowledged = acknowledged.clone();
+        load.push(tokio::spawn(async move {
+            let session = Session::open(addr).await;
+            for i in 0..40 {
+                let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                    "params": {"name": "proc_spawn", "arguments": {"name": format!("w{n}-{i}")}}});
+                let mut stream = match tokio::net::TcpStream::connect(addr).await {
+                    Ok(s) => s,
+                    Err(_) => return, // the instance is gone
+                };
+                let head = format!(
+                    "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+                    session.id,
+                    body.to_string().len()
+                );
+                let mut raw = Vec::new();
+                if stream.write_all(head.as_bytes()).await.is_err()
+                    || stream.read_to_end(&mut raw).await.is_err()
+                {
+                    return;
+                }
+                let raw = String::from_utf8_lossy(&raw);
+                // Only an answer that arrived is an acknowledgement.
+                if let Some(pid) = raw
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data: "))
+                    .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+                    .find_map(|m| m["result"]["structuredContent"]["pid"].as_u64())
+                {
+                    acknowledged.lock().unwrap().push(pid);
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    a.start_kill().unwrap();
+    let _ = a.wait().await;
+    for task in load {
+        task.await.unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() >= 80,
+        "B's clients finished: {}",
+        acknowledged.len()
+    );
+    let on_b = Session::open(b_addr).await;
+    let keys = on_b.read("surface://collections/processes").await;
+    let stored: Vec<u64> = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    for pid in &acknowledged {
+        assert!(stored.contains(pid), "acknowledged pid {pid} is stored");
+    }
+    let mut distinct = acknowledged.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), acknowledged.len(), "no pid handed out twice");
+}
