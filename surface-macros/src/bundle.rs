@@ -8,8 +8,10 @@
 //! - per tool handed to a member, a check spanned at the tool that its client is the client of
 //!   that member's surface (`ClientOf`), so a `TenantClient` tool given to an `Ops` core is a
 //!   type error at the tool;
-//! - one const evaluation of the whole roster (duplicate tool names across generated, sibling
-//!   and root tools, names over 64 characters, a sibling key equal to a core collection);
+//! - const evaluation of the whole roster (duplicate tool names across generated, sibling and
+//!   root tools, names over 64 characters, a sibling key equal to a core collection), asked
+//!   once per part of the invocation (`Culprit`) in a const spanned at that part, so the one
+//!   error is at the key, expose map or tool to change;
 //! - the roster itself.
 //!
 //! After a key error the roster still expands without that sibling, so one mistake gives one
@@ -209,13 +211,17 @@ pub fn expand(input: BundleInput) -> TokenStream {
     // A roster with a sibling left out would be checked wrongly (or found empty): after a key
     // error, the reported one is the only one.
     let check = errors.is_empty().then(|| {
-        quote_spanned! {Span::call_site()=>
-            const _: () = ::surface::mcp::__check_static_bundle(&::surface::mcp::__StaticBundle {
+        let bundle = quote! {
+            const __SURFACE_BUNDLE: ::surface::mcp::__StaticBundle = ::surface::mcp::__StaticBundle {
                 core: #static_core,
                 siblings: &[#(#static_siblings),*],
                 root: #root_names,
-            });
-        }
+            };
+        };
+        let culprits = culprits(input.core.as_ref(), &siblings, &input.root)
+            .into_iter()
+            .map(|(span, culprit)| problem_at(span, culprit));
+        quote!(#bundle #(#culprits)*)
     });
     quote! {
         {
@@ -231,18 +237,64 @@ pub fn expand(input: BundleInput) -> TokenStream {
     }
 }
 
+/// Every part of the invocation a roster problem can be blamed on, with its tokens' span and
+/// its `__Culprit` (indices as `__StaticBundle` holds them).
+fn culprits(
+    core: Option<&Member>,
+    siblings: &[(&LitStr, &Member)],
+    root: &[Path],
+) -> Vec<(Span, TokenStream)> {
+    let c = quote!(::surface::mcp::__Culprit);
+    let mut out = vec![(Span::call_site(), quote!(#c::Whole))];
+    let mut member = |place: TokenStream, m: &Member| {
+        out.push((m.expose.span(), quote!(#c::Expose(#place))));
+        for (t, tool) in m.tools.iter().enumerate() {
+            out.push((tool.span(), quote!(#c::Tool(#place, #t))));
+        }
+    };
+    if let Some(core) = core {
+        member(quote!(::core::option::Option::None), core);
+    }
+    for (i, (_, m)) in siblings.iter().enumerate() {
+        member(quote!(::core::option::Option::Some(#i)), m);
+    }
+    out.extend(
+        siblings
+            .iter()
+            .enumerate()
+            .map(|(i, (key, _))| (key.span(), quote!(#c::Key(#i)))),
+    );
+    out.extend(
+        root.iter()
+            .enumerate()
+            .map(|(r, tool)| (tool.span(), quote!(#c::Root(#r)))),
+    );
+    out
+}
+
+/// A const that fails, at `span`, with the roster's first problem when `culprit` is its part.
+fn problem_at(span: Span, culprit: TokenStream) -> TokenStream {
+    quote_spanned! {span=>
+        const _: () = if let ::core::option::Option::Some(why) =
+            ::surface::mcp::__static_bundle_problem_at(&__SURFACE_BUNDLE, #culprit)
+        {
+            ::core::panic!("{}", why.as_str())
+        };
+    }
+}
+
 /// `tool`'s client is the client of the surface `expose` maps, checked at the tool.
 fn client_check(expose: &Expr, tool: &Path) -> TokenStream {
     let span = tool.span();
     // A local function, so rustc's "required by a bound" note points here, at the tool.
     quote_spanned! {span=>
         const _: () = {
-            const fn on<S, C: ::surface::__private::ClientOf<S>>(
+            const fn handed_this_members_client<S, C: ::surface::__private::ClientOf<S>>(
                 _: &::surface::Expose<S>,
                 _: ::core::marker::PhantomData<C>,
             ) {
             }
-            on(&#expose, ::core::marker::PhantomData::<<#tool as ::surface::BespokeTool>::Client>)
+            handed_this_members_client(&#expose, ::core::marker::PhantomData::<<#tool as ::surface::BespokeTool>::Client>)
         };
     }
 }

@@ -60,7 +60,7 @@ pub mod __transport {
 }
 #[doc(hidden)]
 pub use static_bundle::{
-    StaticBundle as __StaticBundle, check_static_bundle as __check_static_bundle,
+    Culprit as __Culprit, StaticBundle as __StaticBundle, problem_at as __static_bundle_problem_at,
     static_member as __static_member,
 };
 

@@ -1,6 +1,11 @@
 //! Static bundles: where the roster is known at compile time, its collisions are compile
 //! errors. `bundle!` builds the roster and checks it in const evaluation with the same rules
 //! (and the same sentences) the boot-time composition applies.
+//!
+//! The check answers the first problem and its [`Culprit`] — the part of the invocation the
+//! user fixes — rather than panicking here: `bundle!` emits one `const` per part, spanned at
+//! that part's tokens, which panics with the sentence when the culprit is that part. So the
+//! error is one, at the user's token, and names nothing inside this crate.
 
 use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 use crate::expose::{ExposeEntry, Exposure};
@@ -151,6 +156,42 @@ impl Place {
     }
 }
 
+/// The part of a `bundle!` invocation a problem is reported at (indices in the order written).
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum Culprit {
+    /// The invocation as a whole (a bundle with neither core nor sibling).
+    Whole,
+    /// Sibling `i`'s key.
+    Key(usize),
+    /// The expose map of the core (`None`) or of sibling `i`: its procedures and mirrors.
+    Expose(Option<usize>),
+    /// Tool `t` handed to the core (`None`) or to sibling `i`.
+    Tool(Option<usize>, usize),
+    /// Root tool `r`.
+    Root(usize),
+}
+
+impl Culprit {
+    const fn is(self, other: Culprit) -> bool {
+        match (self, other) {
+            (Culprit::Whole, Culprit::Whole) => true,
+            (Culprit::Key(a), Culprit::Key(b)) | (Culprit::Root(a), Culprit::Root(b)) => a == b,
+            (Culprit::Expose(a), Culprit::Expose(b)) => same_place(a, b),
+            (Culprit::Tool(a, t), Culprit::Tool(b, u)) => same_place(a, b) && t == u,
+            _ => false,
+        }
+    }
+}
+
+const fn same_place(a: Option<usize>, b: Option<usize>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// A tool name with where it comes from, for the sentence.
 #[derive(Clone, Copy)]
 struct Claim {
@@ -160,9 +201,12 @@ struct Claim {
     /// The procedure's or tool's own name.
     word: &'static str,
     place: Place,
+    culprit: Culprit,
 }
 
-struct Message {
+/// A problem's sentence, built in const evaluation.
+#[doc(hidden)]
+pub struct Message {
     buf: [u8; 512],
     len: usize,
 }
@@ -202,32 +246,36 @@ impl Message {
             Place::Root => m.push(" at the bundle root"),
         }
     }
-    const fn fail(&self) -> ! {
-        let (head, _) = self.buf.split_at(self.len);
-        match core::str::from_utf8(head) {
-            Ok(s) => panic!("{}", s),
-            Err(_) => panic!("surface: a static bundle was refused"),
+    /// The sentence (`push` stops at a byte limit, so a cut character ends it early).
+    pub const fn as_str(&self) -> &str {
+        let (mut head, _) = self.buf.split_at(self.len);
+        loop {
+            match core::str::from_utf8(head) {
+                Ok(s) => return s,
+                Err(e) => head = head.split_at(e.valid_up_to()).0,
+            }
         }
     }
 }
 
 const MAX_CLAIMS: usize = 512;
 
-/// Stops const evaluation with a sentence when a bundle has more tools than it checks.
-const fn room(n: usize) {
-    if n >= MAX_CLAIMS {
-        Message::new()
-            .push("a static bundle of more than 512 tools is too large to check at compile time: compose it at boot")
-            .fail();
-    }
+/// The sentence for a bundle with more tools than the check holds.
+const fn too_large() -> Message {
+    Message::new().push(
+        "a static bundle of more than 512 tools is too large to check at compile time: compose it at boot",
+    )
 }
 
+/// Adds `member`'s tool names to `claims` (`at`: the sibling's index, `None` for the core);
+/// `None` when they do not fit.
 const fn collect(
     claims: &mut [Option<Claim>; MAX_CLAIMS],
     mut n: usize,
     member: &StaticMember,
     sibling: Option<&'static str>,
-) -> usize {
+    at: Option<usize>,
+) -> Option<usize> {
     let mut i = 0;
     while i < member.entries.len() {
         let entry = member.entries[i];
@@ -236,12 +284,15 @@ const fn collect(
             while p < member.spec.procedures.len() {
                 let proc = &member.spec.procedures[p];
                 if str_eq(proc.name, entry.key) {
-                    room(n);
+                    if n >= MAX_CLAIMS {
+                        return None;
+                    }
                     claims[n] = Some(Claim {
                         name: Name::new(sibling, proc.namespace, proc.verb),
                         what: "procedure",
                         word: proc.name,
                         place: Place::of(sibling),
+                        culprit: Culprit::Expose(at),
                     });
                     n += 1;
                 }
@@ -265,12 +316,15 @@ const fn collect(
                 };
                 let mut v = 0;
                 while v < verbs.len() {
-                    room(n);
+                    if n >= MAX_CLAIMS {
+                        return None;
+                    }
                     claims[n] = Some(Claim {
                         name: Name::new(sibling, spec.name, verbs[v]),
                         what: "the mirror of",
                         word: spec.name,
                         place: Place::of(sibling),
+                        culprit: Culprit::Expose(at),
                     });
                     n += 1;
                     v += 1;
@@ -282,26 +336,39 @@ const fn collect(
     }
     let mut t = 0;
     while t < member.tools.len() {
-        room(n);
+        if n >= MAX_CLAIMS {
+            return None;
+        }
         claims[n] = Some(Claim {
             name: Name::new(sibling, member.tools[t], ""),
             what: "bespoke",
             word: member.tools[t],
             place: Place::of(sibling),
+            culprit: Culprit::Tool(at, t),
         });
         n += 1;
         t += 1;
     }
-    n
+    Some(n)
 }
 
-/// Refuses, in const evaluation, what the boot-time composition would refuse.
+/// The sentence of the first problem the boot-time composition would refuse `bundle` for,
+/// when `at` is its culprit (`bundle!` asks once per part of the invocation, each spanned at
+/// that part).
 #[doc(hidden)]
-pub const fn check_static_bundle(bundle: &StaticBundle) {
+pub const fn problem_at(bundle: &StaticBundle, at: Culprit) -> Option<Message> {
+    match first_problem(bundle) {
+        Some((culprit, why)) if culprit.is(at) => Some(why),
+        _ => None,
+    }
+}
+
+/// The first problem of `bundle`, with its culprit.
+const fn first_problem(bundle: &StaticBundle) -> Option<(Culprit, Message)> {
     if bundle.core.is_none() && bundle.siblings.is_empty() {
-        Message::new()
-            .push("a rooted bundle needs a core or at least one sibling, and this one has neither")
-            .fail();
+        let why = Message::new()
+            .push("a rooted bundle needs a core or at least one sibling, and this one has neither");
+        return Some((Culprit::Whole, why));
     }
     if let Some(core) = &bundle.core {
         let mut s = 0;
@@ -318,15 +385,15 @@ pub const fn check_static_bundle(bundle: &StaticBundle) {
                         && str_eq(member.name, entry.key)
                         && str_eq(member.name, key)
                     {
-                        Message::new()
+                        let why = Message::new()
                             .push("sibling key \"")
                             .push(key)
                             .push("\" equals the core collection \"")
                             .push(key)
                             .push("\": surface://collections/")
                             .push(key)
-                            .push("/{id} would address both — rename the sibling")
-                            .fail();
+                            .push("/{id} would address both — rename the sibling");
+                        return Some((Culprit::Key(s), why));
                     }
                     m += 1;
                 }
@@ -338,21 +405,31 @@ pub const fn check_static_bundle(bundle: &StaticBundle) {
     let mut claims: [Option<Claim>; MAX_CLAIMS] = [None; MAX_CLAIMS];
     let mut n = 0;
     if let Some(core) = &bundle.core {
-        n = collect(&mut claims, n, core, None);
+        match collect(&mut claims, n, core, None, None) {
+            Some(m) => n = m,
+            None => return Some((Culprit::Whole, too_large())),
+        }
     }
     let mut s = 0;
     while s < bundle.siblings.len() {
-        n = collect(&mut claims, n, &bundle.siblings[s].1, Some(bundle.siblings[s].0));
+        let (key, member) = &bundle.siblings[s];
+        match collect(&mut claims, n, member, Some(*key), Some(s)) {
+            Some(m) => n = m,
+            None => return Some((Culprit::Whole, too_large())),
+        }
         s += 1;
     }
     let mut r = 0;
     while r < bundle.root.len() {
-        room(n);
+        if n >= MAX_CLAIMS {
+            return Some((Culprit::Whole, too_large()));
+        }
         claims[n] = Some(Claim {
             name: Name::new(None, bundle.root[r], ""),
             what: "bespoke",
             word: bundle.root[r],
             place: Place::Root,
+            culprit: Culprit::Root(r),
         });
         n += 1;
         r += 1;
@@ -361,30 +438,31 @@ pub const fn check_static_bundle(bundle: &StaticBundle) {
     while i < n {
         let Some(a) = claims[i] else { unreachable!() };
         if a.name.len() > 64 {
-            Message::new()
+            let why = Message::new()
                 .push("tool name \"")
                 .push_name(&a.name)
                 .push("\" (from ")
                 .push_origin(&a)
-                .push(") breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it")
-                .fail();
+                .push(") breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it");
+            return Some((a.culprit, why));
         }
         let mut j = i + 1;
         while j < n {
             let Some(b) = claims[j] else { unreachable!() };
             if a.name.eq(&b.name) {
-                Message::new()
+                let why = Message::new()
                     .push("tool name \"")
                     .push_name(&a.name)
                     .push("\" is produced by both ")
                     .push_origin(&a)
                     .push(" and ")
                     .push_origin(&b)
-                    .push(" — rename one")
-                    .fail();
+                    .push(" — rename one");
+                return Some((b.culprit, why));
             }
             j += 1;
         }
         i += 1;
     }
+    None
 }
