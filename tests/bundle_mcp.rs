@@ -188,6 +188,31 @@ fn refusals_name_what_collides_and_how_to_fix_it() {
     );
 }
 
+/// `Member::new(..).tool(..)` erases the surface, so a tool over another surface's client
+/// compiles (`bundle!` refuses it at compile time); composition refuses it, naming both.
+#[test]
+fn a_tool_of_another_surface_is_refused_at_composition() {
+    let foreign = problems(
+        McpServer::new("x", "0")
+            .core(Member::new(ops::EXPOSE).tool(bundle::HereTool))
+            .start(),
+    );
+    assert_eq!(
+        foreign,
+        [
+            "bespoke tool \"here\" on the core is handed a `TenantClient`, but that member serves Ops, not Tenant — give it to the member that serves Tenant"
+        ]
+    );
+    let on_sibling = problems(
+        McpServer::new("x", "0")
+            .core(Member::new(TENANT))
+            .sibling("o", Member::new(ops::EXPOSE).tool(bundle::HereTool))
+            .start(),
+    );
+    assert_eq!(on_sibling.len(), 1, "{on_sibling:?}");
+    assert!(on_sibling[0].starts_with("bespoke tool \"here\" on sibling \"o\" is handed a `TenantClient`"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_reroster_changes_nothing() {
     let (_, served) = serve();

@@ -4,9 +4,9 @@
 //! method name being the verb) methods are `async fn(&self)` or `async fn(&self, input: T)`
 //! returning `Result<O, E>`. Other items pass through untouched.
 //! Pipeline: parse → validate (names, receivers, arity, asyncness, duplicates; every error
-//! spanned at the user's token) → expand `SurfaceProcedures`, the hidden
-//! `Ops::__SURFACE_PROCEDURES` whose fields `expose!` checks keys against, the client's
-//! namespaces (`OpsProcedures::proc()` → `OpsProcNamespace`).
+//! spanned at the user's token) → expand `SurfaceProcedures`, the `Keys` `expose!` looks keys
+//! up in (the one place this expansion names the struct's half, at the user's `Ops`), and the
+//! client's namespaces (`OpsProcedures::proc()` → `OpsProcNamespace`), declared here.
 //! A procedure with a mistake is reported and left out of the spec, the dispatch and the client
 //! (but keeps its `expose!` key when its name is valid), so one mistake gives one error. Only a
 //! mistake in the impl block itself leaves the block emitted alone.
@@ -105,18 +105,6 @@ fn check_namespaces(surface: &Ident, procedures: &[Procedure], errors: &mut Erro
             }
         }
     }
-}
-
-/// `Ops` + `OpsProcedures` → the path of `OpsProcedures` as seen from this impl block
-/// (`super::Ops` gives `super::OpsProcedures`), spanned at the attribute: if the struct lacks
-/// `#[surface]`, rustc says so there rather than suggesting a rename of the user's `Ops`.
-fn sibling(surface: &Path, ident: Ident) -> Path {
-    let mut path = surface.clone();
-    path.segments.last_mut().expect("a path").ident = ident;
-    for segment in &mut path.segments {
-        segment.ident.set_span(Span::call_site());
-    }
-    path
 }
 
 /// Every procedure of the block, and every name declared (those refused included: `expose!`
@@ -325,9 +313,22 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
     let checks = valid.iter().map(|p| procedure_checks(p));
     let specs = valid.iter().map(|p| procedure_spec(p));
     let arms = valid.iter().map(|p| dispatch_arm(p));
-    let client = emit_client(surface, &valid);
+    let namespaces_ty = names::procedures(surface_ident);
+    let client = emit_client(surface_ident, &valid);
+    // The one place this expansion names the struct's half, at the user's `Ops`: a struct
+    // without `#[surface]` is reported here, once, in `SurfaceMembers`' words.
+    let members = quote_spanned!(self_ty.span()=> <#self_ty as ::surface::SurfaceMembers>);
     quote! {
         #item
+
+        #[automatically_derived]
+        impl ::surface::__private::keys::Keys for #self_ty {
+            const KEYS: (&'static str, &'static [::surface::MemberSpec], &'static [&'static str]) = (
+                #members::NAME,
+                #members::MEMBERS,
+                <Self as ::surface::SurfaceProcedures>::DECLARED,
+            );
+        }
 
         #[automatically_derived]
         impl ::surface::SurfaceProcedures for #self_ty {
@@ -336,6 +337,10 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
                 &[#(#specs),*]
             };
             const DECLARED: &'static [&'static str] = &[#(#declared),*];
+            type Namespaces = #namespaces_ty;
+            fn namespaces(dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>) -> #namespaces_ty {
+                #namespaces_ty { dispatch }
+            }
 
             fn call<'a>(
                 &'a self,
@@ -429,9 +434,8 @@ fn dispatch_arm(p: &Procedure) -> TokenStream {
 }
 
 /// The client's namespaces: `OpsProcedures::proc()` → `OpsProcNamespace`, one method per verb.
-fn emit_client(surface: &Path, valid: &[&Procedure]) -> TokenStream {
-    let surface_ident = &surface.segments.last().expect("a path").ident;
-    let procedures_ty = sibling(surface, names::procedures(surface_ident));
+fn emit_client(surface_ident: &Ident, valid: &[&Procedure]) -> TokenStream {
+    let procedures_ty = names::procedures(surface_ident);
     // One client type per namespace, in name order.
     let mut namespaces: BTreeMap<&str, Vec<&Procedure>> = BTreeMap::new();
     for p in valid {
@@ -446,7 +450,7 @@ fn emit_client(surface: &Path, valid: &[&Procedure]) -> TokenStream {
             #doc
             #allow
             pub fn #method(&self) -> #ty<'_> {
-                #ty { dispatch: &**self.__dispatch() }
+                #ty { dispatch: &*self.dispatch }
             }
         }
     });
@@ -466,7 +470,16 @@ fn emit_client(surface: &Path, valid: &[&Procedure]) -> TokenStream {
             }
         }
     });
+    let doc = doc_attrs(&format!(
+        "The procedure namespaces of [`{surface_ident}`], which its typed client reaches by `Deref`\n\
+         (`client.proc()`) or through `client.procedures()`."
+    ));
     quote! {
+        #doc
+        pub struct #procedures_ty {
+            dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>,
+        }
+
         impl #procedures_ty {
             #(#accessors)*
         }

@@ -4,12 +4,13 @@
 //! `#[stream]` or `#[event]` is a member, any other field is private state.
 //! Pipeline: parse the fields into a [`Model`] → validate (every error, spanned at the user's
 //! token) → expand. Expansion rewrites each member's type to its live container
-//! (`#[cell] load: Load` becomes `load: ::surface::Cell<Load>`), implements
-//! `SurfaceMembers`, adds `Ops::SPEC`, the hidden `Ops::__SURFACE_MEMBERS` whose fields
-//! `expose!` checks member keys against, the typed client `OpsClient` and `OpsProcedures`
-//! (whose namespaces the impl block's expansion adds). A mistake in one member is reported and
-//! the rest still expands; a mistake in the struct itself leaves the struct (our attributes
-//! stripped) emitted alone. Either way one mistake gives one error.
+//! (`#[cell] load: Load` becomes `load: ::surface::Cell<Load>`), implements `SurfaceMembers`
+//! (whose `MEMBERS` `expose!` checks member keys against), adds `Ops::SPEC` and the typed
+//! client `OpsClient`, which reaches the namespaces the impl block's expansion declares
+//! through `::surface::Procedures<Ops>` (so neither expansion names the other's types, and a
+//! missing half is one error). A mistake in one member is reported and the rest still
+//! expands; a mistake in the struct itself leaves the struct (our attributes stripped) emitted
+//! alone. Either way one mistake gives one error.
 
 use crate::checks;
 use crate::docs::{doc_attrs, doc_text};
@@ -306,7 +307,6 @@ fn emit(model: &Model) -> TokenStream {
     // `#[surface]` impl block (in `SPEC` and in `direct`) is one error at the attribute.
     let mut surface = ident.clone();
     surface.set_span(Span::call_site());
-    let procedures = names::procedures(ident);
 
     let checks: Vec<TokenStream> = members
         .iter()
@@ -381,9 +381,6 @@ fn emit(model: &Model) -> TokenStream {
         }
     });
 
-    let procedures_doc = doc_attrs(&format!(
-        "The procedure namespaces of [`{name}`], for its typed client."
-    ));
     let client_doc = doc_attrs(&format!(
         "The typed client of [`{name}`]: one method per member, procedures by namespace.\n\n\
          Namespaces are reached through `client.procedures()` and, by `Deref`, on the client\n\
@@ -415,23 +412,28 @@ fn emit(model: &Model) -> TokenStream {
 
         impl #ident {
             /// The spec of this surface: every member and procedure with its kind, types and schemas.
-            pub const SPEC: ::surface::SurfaceSpec = <Self as ::surface::Surface>::SPEC;
+            pub const SPEC: ::surface::SurfaceSpec = ::surface::SurfaceSpec {
+                name: #name,
+                doc: #doc,
+                members: <Self as ::surface::SurfaceMembers>::MEMBERS,
+                procedures: <#surface as ::surface::SurfaceProcedures>::PROCEDURES,
+            };
         }
 
         #client_doc
         #[derive(Clone)]
         #vis struct #client {
-            procedures: #procedures,
+            procedures: ::surface::Procedures<#ident>,
         }
 
         #[automatically_derived]
         impl ::surface::SurfaceClient for #client {
             type Surface = #ident;
             fn from_dispatch(dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>) -> Self {
-                #client { procedures: #procedures { dispatch } }
+                #client { procedures: ::surface::Procedures::new(dispatch) }
             }
             fn dispatch(&self) -> &::surface::__private::Arc<dyn ::surface::Dispatch> {
-                &self.procedures.dispatch
+                self.procedures.dispatch()
             }
         }
 
@@ -445,33 +447,20 @@ fn emit(model: &Model) -> TokenStream {
             }
             /// The client of `surface`, in this process.
             pub fn direct(surface: ::surface::__private::Arc<#ident>) -> Self {
-                let _ = <#surface as ::surface::Surface>::SPEC;
+                let _ = <#surface as ::surface::SurfaceProcedures>::PROCEDURES;
                 ::surface::DirectDispatch::client(surface)
             }
-            /// Every procedure namespace.
-            pub fn procedures(&self) -> &#procedures {
+            /// Every procedure namespace (`client.procedures().proc()`).
+            pub fn procedures(&self) -> &::surface::Procedures<#ident> {
                 &self.procedures
             }
             #(#accessors)*
         }
 
         impl ::core::ops::Deref for #client {
-            type Target = #procedures;
-            fn deref(&self) -> &#procedures {
+            type Target = ::surface::Procedures<#ident>;
+            fn deref(&self) -> &::surface::Procedures<#ident> {
                 &self.procedures
-            }
-        }
-
-        #procedures_doc
-        #[derive(Clone)]
-        #vis struct #procedures {
-            dispatch: ::surface::__private::Arc<dyn ::surface::Dispatch>,
-        }
-
-        impl #procedures {
-            #[doc(hidden)]
-            pub fn __dispatch(&self) -> &::surface::__private::Arc<dyn ::surface::Dispatch> {
-                &self.dispatch
             }
         }
     }

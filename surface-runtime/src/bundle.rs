@@ -11,7 +11,7 @@ use crate::surface::{Surface, SurfaceClient};
 use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
 use futures::future::BoxFuture;
 use serde_json::Value;
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -96,6 +96,12 @@ pub struct Member {
     pub(crate) forms: Vec<(&'static str, ResourceForm)>,
     /// Bespoke prompts declared on this surface's client.
     pub(crate) prompts: Vec<Arc<dyn crate::prompt::SurfacePrompt>>,
+    /// The surface it serves, to refuse a tool or prompt handed another surface's client.
+    surface: TypeId,
+    /// Tools and prompts given to it that are handed another surface's client, which
+    /// composition refuses (`Member` erases its surface type, so `tool` cannot refuse them at
+    /// compile time; `bundle!` does).
+    pub(crate) foreign: Vec<Foreign>,
 }
 
 impl Member {
@@ -107,6 +113,24 @@ impl Member {
             tools: Vec::new(),
             forms: Vec::new(),
             prompts: Vec::new(),
+            surface: TypeId::of::<S>(),
+            foreign: Vec::new(),
+        }
+    }
+
+    /// Records `what` (`bespoke tool "here"`) as foreign when client `C` reaches another
+    /// surface than this member serves.
+    fn check_client<C>(&mut self, what: &str)
+    where
+        C: SurfaceClient,
+        C::Surface: 'static,
+    {
+        if TypeId::of::<C::Surface>() != self.surface {
+            self.foreign.push(Foreign {
+                what: what.to_owned(),
+                client: short_type_name::<C>(),
+                surface: short_type_name::<C::Surface>(),
+            });
         }
     }
 
@@ -115,7 +139,9 @@ impl Member {
     where
         P: crate::prompt::BespokePrompt,
         P::Client: SurfaceClient,
+        <P::Client as SurfaceClient>::Surface: 'static,
     {
+        self.check_client::<P::Client>(&format!("prompt \"{}\"", prompt.descriptor().name));
         self.prompts
             .push(Arc::new(crate::prompt::OnSurface(Arc::new(prompt))));
         self
@@ -148,12 +174,16 @@ impl Member {
             .unwrap_or_default()
     }
 
-    /// Adds a bespoke tool declared on this surface's client (checked at compile time).
+    /// Adds a bespoke tool declared on this surface's client. A tool handed another surface's
+    /// client is refused when the bundle is composed, with a sentence naming both (`bundle!`
+    /// refuses it at compile time).
     pub fn tool<T>(mut self, tool: T) -> Self
     where
         T: BespokeTool,
         T::Client: SurfaceClient,
+        <T::Client as SurfaceClient>::Surface: 'static,
     {
+        self.check_client::<T::Client>(&format!("bespoke tool \"{}\"", tool.descriptor().name));
         self.tools.push(Arc::new(OnSurface(Arc::new(tool))));
         self
     }
@@ -173,6 +203,23 @@ impl fmt::Debug for Member {
             .field("tools", &tools)
             .finish()
     }
+}
+
+/// A tool or prompt given to a member that serves another surface than its client reaches.
+#[derive(Clone, Debug)]
+pub(crate) struct Foreign {
+    /// `bespoke tool "here"`, `prompt "summary"`.
+    pub what: String,
+    /// `TenantClient`
+    pub client: &'static str,
+    /// `Tenant`
+    pub surface: &'static str,
+}
+
+/// `TenantClient` of `bundle::TenantClient` (a type's name as its user wrote it).
+fn short_type_name<T: ?Sized>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    full.rsplit("::").next().unwrap_or(full)
 }
 
 /// The siblings of a bundle, by key.

@@ -41,6 +41,10 @@ pub mod wire;
 #[path = "private.rs"]
 pub mod __private;
 
+/// The rules generated checks name (hidden: named here so compiler messages name them without
+/// a path).
+#[doc(hidden)]
+pub use __private::{IsMemberKey, IsMemberValue, IsProcedureInput, IsResult, IsToolInput, SucceedsWith};
 /// The bounds `#[surface]` and `#[tool]` check a procedure's or tool's types against (named
 /// here so compiler messages name them by a public path).
 pub use __private::{
@@ -58,7 +62,7 @@ pub use member::{
     STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
 };
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
-pub use surface::{DirectDispatch, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
+pub use surface::{DirectDispatch, Procedures, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
 pub use tool::{
     BespokeTool, CancellationToken, IntoToolOutput, OkImage, StaticTool, ToolDescriptor, ToolOutput,
     ToolTable, ok_image,

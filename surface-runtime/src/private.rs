@@ -20,7 +20,7 @@ use serde_json::Value;
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
     pub use crate::keys::{Sentence, member_problem, mirror_problem, procedure_problem};
-    use crate::{MemberSpec, SurfaceMembers, SurfaceProcedures};
+    use crate::{MemberSpec, SurfaceMembers};
 
     /// What `expose!` looks keys up in: the surface's name, its members and every procedure
     /// name it declares, as one constant, so a type that is not a surface is one error.
@@ -29,21 +29,22 @@ pub mod keys {
         label = "`expose!` names the procedures of `{Self}`, which needs both",
         note = "write `#[surface] struct {Self} {{ … }}` (its members) and `#[surface] impl {Self} {{ … }}` (its procedures; empty if it has none)"
     )]
+    ///
+    /// The impl block's `#[surface]` implements it (naming the struct's members through
+    /// `SurfaceMembers`, spanned at the impl block's type), so a surface missing either half
+    /// is one error: here when `expose!` names a surface without its impl block, there when
+    /// the struct lacks `#[surface]`.
     pub trait Keys {
         /// `(name, members, declared procedure names)`
         #[allow(clippy::type_complexity)]
         const KEYS: (&'static str, &'static [MemberSpec], &'static [&'static str]);
-    }
-    impl<S: SurfaceProcedures> Keys for S {
-        const KEYS: (&'static str, &'static [MemberSpec], &'static [&'static str]) =
-            (S::NAME, S::MEMBERS, S::DECLARED);
     }
 
     /// The same for a map of members alone, which does not need the impl block.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` is not a surface",
         label = "not declared with `#[surface]`",
-        note = "add `#[surface]` to the struct `{Self}` (its members) and to its `impl` block (its procedures)"
+        note = "add `#[surface]` above `struct {Self}` (its members); its `impl` block takes `#[surface]` too (its procedures)"
     )]
     pub trait MemberKeys {
         /// `(name, members)`
@@ -93,6 +94,77 @@ impl<T: ToolInput + Serialize> ProcedureInput for T {}
 pub trait Output: Serialize + DeserializeOwned + schemars::JsonSchema {}
 impl<T: Serialize + DeserializeOwned + schemars::JsonSchema> Output for T {}
 
+/// Declares a rule (see [`IsMemberValue`]): a trait without supertraits, with the hidden
+/// constant checks name and one message, implemented for every type that meets `$bound`.
+macro_rules! rule {
+    ($(#[$doc:meta])* $name:ident: $bound:path, $message:tt, $label:tt, $note:tt) => {
+        $(#[$doc])*
+        #[diagnostic::on_unimplemented(message = $message, label = $label, note = $note)]
+        pub trait $name {
+            /// What a generated check reads.
+            const __QUALIFIES: () = ();
+        }
+        impl<T: $bound> $name for T {}
+    };
+}
+
+rule! {
+    /// The rules generated checks name: `let () = <Load as ::surface::IsMemberValue>::__QUALIFIES;`,
+    /// spanned at the user's type.
+    ///
+    /// Naming an associated constant makes rustc check the type where it is written, in the
+    /// rule's own words (`on_unimplemented`), with no note pointing into this crate — which a
+    /// function bound (`fn check<T: MemberValue>()`) or a constant of a trait with supertraits
+    /// would add. So each public bound with supertraits gets a rule without them, implemented
+    /// for every type that meets the bound, with the same message.
+    IsMemberValue: crate::MemberValue,
+    "`{Self}` cannot be the value of a surface member",
+    "needs `Serialize`, `Deserialize`, `JsonSchema`, `Clone`, `Send` and `Sync`",
+    "add `#[derive(Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]` to the type"
+}
+rule! {
+    /// The rule for a collection's key type (see [`IsMemberValue`]).
+    IsMemberKey: crate::MemberKey,
+    "`{Self}` cannot be the key of a surface collection",
+    "needs `Serialize`, `Deserialize`, `JsonSchema`, `Ord`, `Clone`, `Send` and `Sync`",
+    "integers and `String` are the usual keys"
+}
+rule! {
+    /// The rule for a bespoke tool's input type (see [`IsMemberValue`]).
+    IsToolInput: ToolInput,
+    "`{Self}` cannot be the input of a tool",
+    "needs `Deserialize` and `JsonSchema`",
+    "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to the type"
+}
+rule! {
+    /// The rule for a procedure's input type (see [`IsMemberValue`]).
+    IsProcedureInput: ProcedureInput,
+    "`{Self}` cannot be the input of a procedure",
+    "needs `Serialize` (the typed client sends it), `Deserialize` and `JsonSchema`",
+    "add `#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]` to the type"
+}
+
+/// `Result<T, E>`, seen through a trait so that the bounds on `T` and `E` live on the impls of
+/// [`ProcedureResult`] and [`ToolResult`] (a return type that is not a `Result` at all is then
+/// reported in those traits' words, and `do_not_recommend` keeps rustc from pointing at this
+/// impl as the one to write).
+pub trait IsResult {
+    /// `T`.
+    type Ok;
+    /// `E`.
+    type Err;
+    /// The `Result` itself.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+}
+#[diagnostic::do_not_recommend]
+impl<T, E> IsResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    fn into_result(self) -> Self {
+        self
+    }
+}
+
 /// What a procedure returns: `Result<T, E>` with `T: Serialize` and `E` a failure.
 #[diagnostic::on_unimplemented(
     message = "a procedure must return `Result<T, E>`, not `{Self}`",
@@ -104,16 +176,38 @@ pub trait ProcedureResult {
     type Ok: Output;
     /// The erased answer.
     fn into_answer(self) -> Result<Value, Failure>;
+    /// What a generated check reads: naming it makes rustc check the type where it is named.
+    #[doc(hidden)]
+    const __QUALIFIES: () = ();
 }
-impl<T: Output, E: IntoFailure> ProcedureResult for Result<T, E> {
-    type Ok = T;
+impl<R: IsResult> ProcedureResult for R
+where
+    R::Ok: Output,
+    R::Err: IntoFailure,
+{
+    type Ok = R::Ok;
     fn into_answer(self) -> Result<Value, Failure> {
-        match self {
+        match self.into_result() {
             Ok(v) => encode_value(&v),
             Err(e) => Err(e.into_failure()),
         }
     }
 }
+
+/// A return type written `Result<T, E>` whose success type is `T` (a `Result` alias with its
+/// arguments swapped is not).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not succeed with `{T}`: this `Result` is not `std::result::Result<{T}, E>`",
+    label = "the typed client would decode the wrong type",
+    note = "write the return type as `std::result::Result<T, E>`, or name the alias without `Result` as its last segment"
+)]
+pub trait SucceedsWith<T> {
+    /// What a generated check reads.
+    #[doc(hidden)]
+    const __QUALIFIES: () = ();
+}
+#[diagnostic::do_not_recommend]
+impl<T, E> SucceedsWith<T> for Result<T, E> {}
 
 /// What a bespoke tool returns: `Result<T, E>` with `T` a tool output and `E` a failure.
 #[diagnostic::on_unimplemented(
@@ -123,10 +217,17 @@ impl<T: Output, E: IntoFailure> ProcedureResult for Result<T, E> {
 pub trait ToolResult {
     /// The erased answer.
     fn into_output(self) -> Result<ToolOutput, Failure>;
+    /// What a generated check reads.
+    #[doc(hidden)]
+    const __QUALIFIES: () = ();
 }
-impl<T: IntoToolOutput, E: IntoFailure> ToolResult for Result<T, E> {
+impl<R: IsResult> ToolResult for R
+where
+    R::Ok: IntoToolOutput,
+    R::Err: IntoFailure,
+{
     fn into_output(self) -> Result<ToolOutput, Failure> {
-        match self {
+        match self.into_result() {
             Ok(v) => v.into_tool_output(),
             Err(e) => Err(e.into_failure()),
         }
@@ -138,7 +239,12 @@ impl<T: IntoToolOutput, E: IntoFailure> ToolResult for Result<T, E> {
     message = "a tool declared `render = image` must return `Result<OkImage, E>`, not `{Self}`",
     label = "build the answer with `ok_image(bytes, mime, detail)`"
 )]
-pub trait RendersImage {}
+pub trait RendersImage {
+    /// What a generated check reads.
+    #[doc(hidden)]
+    const __QUALIFIES: () = ();
+}
+#[diagnostic::do_not_recommend]
 impl<E> RendersImage for Result<crate::OkImage, E> {}
 
 /// The live members and typed member clients generated code builds, one function per kind
@@ -190,51 +296,18 @@ pub mod members {
     }
 }
 
-/// Compile-time checks generated bodies start with, each called with the user's type and
-/// spanned at it (see the macro crate's `checks`).
-pub mod assert {
-    use super::{
-        ProcedureInput, ProcedureResult, RendersAudio, RendersImage, ResultOk, ToolInput, ToolResult,
-    };
-    use crate::{MemberKey, MemberValue};
-
-    /// A member's value type qualifies.
-    pub const fn member_value<T: MemberValue>() {}
-    /// A collection's key type qualifies.
-    pub const fn member_key<T: MemberKey>() {}
-    /// A procedure's input type qualifies.
-    pub const fn procedure_input<T: ProcedureInput>() {}
-    /// A procedure's return type qualifies.
-    pub const fn procedure_result<T: ProcedureResult>() {}
-    /// A return type written `Result<T, E>` succeeds with `T` (an alias with swapped
-    /// arguments does not).
-    pub const fn procedure_ok<R: ResultOk<Ok = T>, T>() {}
-    /// A tool's input type qualifies.
-    pub const fn tool_input<T: ToolInput>() {}
-    /// A tool's return type qualifies.
-    pub const fn tool_result<T: ToolResult>() {}
-    /// A `render = image` tool answers an image.
-    pub const fn renders_image<T: RendersImage>() {}
-    /// A `render = audio` tool answers a sound.
-    pub const fn renders_audio<T: RendersAudio>() {}
-}
-
 /// A tool result whose answer is a sound (`render = audio`).
 #[diagnostic::on_unimplemented(
     message = "a tool declared `render = audio` must return `Result<OkAudio, E>`, not `{Self}`",
     label = "build the answer with `ok_audio(bytes, mime, detail)`"
 )]
-pub trait RendersAudio {}
+pub trait RendersAudio {
+    /// What a generated check reads.
+    #[doc(hidden)]
+    const __QUALIFIES: () = ();
+}
+#[diagnostic::do_not_recommend]
 impl<E> RendersAudio for Result<crate::OkAudio, E> {}
-
-/// The success type of any `Result`, with no bounds (so checking it adds no error about `T`).
-pub trait ResultOk {
-    /// `T` of `Result<T, E>`.
-    type Ok;
-}
-impl<T, E> ResultOk for Result<T, E> {
-    type Ok = T;
-}
 
 /// A procedure's answer, erased (`R` named by the caller, so a return type that does not
 /// qualify is blamed on the user's type, where its check already reported it).

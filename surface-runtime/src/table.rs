@@ -400,12 +400,27 @@ pub(crate) fn tool_table(
 }
 
 /// The roster-level rules every face applies before it names anything: a bundle has a core or
-/// a sibling, a sibling key is a clean URI segment and tool prefix, and no sibling key equals
-/// a core collection (its item URIs would address both).
+/// a sibling, every tool and prompt of a member is handed that member's client, a sibling key
+/// is a clean URI segment and tool prefix, and no sibling key equals a core collection (its
+/// item URIs would address both).
 pub(crate) fn roster_problems(core: Option<&Member>, siblings: &Siblings) -> Vec<String> {
     let mut problems = Vec::new();
     if core.is_none() && siblings.is_empty() {
         problems.push(Problem::Empty.to_string());
+    }
+    let members = core.map(|c| (None, c)).into_iter();
+    for (sibling, member) in members.chain(siblings.iter().map(|(k, m)| (Some(k.as_str()), m))) {
+        for f in &member.foreign {
+            problems.push(format!(
+                "{} {} is handed a `{}`, but that member serves {}, not {} — give it to the member that serves {}",
+                f.what,
+                owner_phrase(sibling),
+                f.client,
+                member.spec.name,
+                f.surface,
+                f.surface
+            ));
+        }
     }
     let core_collections: Vec<&str> = core
         .iter()
