@@ -1,7 +1,7 @@
 //! The Streamable HTTP transport (feature `http`): one endpoint, both protocol eras.
 //!
 //! rmcp's `StreamableHttpService` answers the protocol; this module binds it to a socket with
-//! hyper's HTTP/1 server and hands it a fresh [`Handler`](super::handler::Handler) of the one
+//! hyper's HTTP/1 server and hands it a fresh [`Handler`](super::session::Handler) of the one
 //! served bundle for every HTTP session it opens:
 //!
 //! - legacy clients (`initialize`, 2025-11-25 and earlier) get a stateful session named by the
@@ -245,7 +245,7 @@ fn refuse_remote(options: &HttpOptions) -> Result<(), ServeError> {
     )))
 }
 
-type Service = StreamableHttpService<super::handler::Handler, LocalSessionManager>;
+type Service = StreamableHttpService<super::session::Handler, LocalSessionManager>;
 
 async fn accept_loop(listener: TcpListener, service: Service, gate: Arc<Gate>, stop: CancellationToken) {
     loop {

@@ -24,6 +24,7 @@
 
 mod asking;
 mod completion;
+mod config;
 mod content;
 mod context;
 pub mod contract;
@@ -33,17 +34,22 @@ mod handler;
 mod http;
 mod link;
 mod prompts;
+mod requests;
 mod results;
+mod served;
+mod session;
 mod static_bundle;
 mod stdio;
+mod subscriptions;
 mod transport;
+mod watch;
 
 pub use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
+pub use config::{ClientFactory, Instructions, MAX_SUBSCRIPTIONS};
 pub use generation::CompositionError;
-pub use handler::{ClientFactory, Instructions, MAX_SUBSCRIPTIONS};
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
@@ -66,10 +72,11 @@ pub use static_bundle::{
 
 use crate::schema::profile::SchemaProfile;
 use crate::tool::BespokeTool;
+use config::{Factory, Settings};
 use generation::Fixed;
-use handler::{Factory, Shared};
 use rmcp::ServiceExt;
 use rmcp::model::Implementation;
+use served::Shared;
 use std::fmt;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -84,7 +91,7 @@ pub struct McpServer {
     root_tools: RootTools,
     factory: Option<Factory>,
     profile: SchemaProfile,
-    max_subscriptions: usize,
+    settings: Settings,
 }
 
 impl McpServer {
@@ -98,7 +105,7 @@ impl McpServer {
             root_tools: RootTools::new(),
             factory: None,
             profile: SchemaProfile::Portable,
-            max_subscriptions: MAX_SUBSCRIPTIONS,
+            settings: Settings::default(),
         }
     }
 
@@ -107,7 +114,7 @@ impl McpServer {
     /// more is refused with -32600 and a sentence naming the limit; re-subscribing a URI the
     /// session already holds costs nothing.
     pub fn max_subscriptions(mut self, limit: usize) -> Self {
-        self.max_subscriptions = limit;
+        self.settings.max_subscriptions = limit;
         self
     }
 
@@ -198,7 +205,7 @@ impl McpServer {
             fixed,
             self.siblings,
             factory,
-            self.max_subscriptions,
+            self.settings,
         )?;
         Ok(ServedMcp { shared })
     }
@@ -249,7 +256,7 @@ pub struct ServedMcp {
 
 /// One live connection.
 pub struct Connection {
-    running: rmcp::service::RunningService<rmcp::RoleServer, handler::Session>,
+    running: rmcp::service::RunningService<rmcp::RoleServer, session::Session>,
 }
 
 impl Connection {

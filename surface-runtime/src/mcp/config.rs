@@ -1,0 +1,109 @@
+//! What the builder fixes before serving: the `instructions`, how a generation gets its
+//! clients, the capabilities announced, and the bounds a session is held to.
+
+use super::link::Link;
+use crate::bundle::{BundleClient, DialFactory};
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// How many URIs one session may watch at once by default (legacy subscriptions and the URIs
+/// of its open listen streams together): each costs a task and a feed.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// The bounds the builder sets for every session (each with its documented default).
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    /// URIs one session may watch at once ([`MAX_SUBSCRIPTIONS`]).
+    pub(crate) max_subscriptions: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            max_subscriptions: MAX_SUBSCRIPTIONS,
+        }
+    }
+}
+
+/// The server's `instructions`: none, a fixed text, or a function read at every `initialize`
+/// and every `server/discover` (an empty result is no `instructions` key).
+#[derive(Clone, Default)]
+pub enum Instructions {
+    /// No instructions.
+    #[default]
+    None,
+    /// A fixed text.
+    Text(String),
+    /// Read at every `initialize` and `server/discover`.
+    Dynamic(Arc<dyn Fn() -> String + Send + Sync>),
+}
+
+impl Instructions {
+    /// Instructions read from `f` each time a host asks.
+    pub fn dynamic(f: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Instructions::Dynamic(Arc::new(f))
+    }
+
+    pub(crate) fn read(&self) -> Option<String> {
+        let text = match self {
+            Instructions::None => return None,
+            Instructions::Text(t) => t.clone(),
+            Instructions::Dynamic(f) => f(),
+        };
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+impl From<&str> for Instructions {
+    fn from(s: &str) -> Self {
+        Instructions::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Instructions {
+    fn from(s: String) -> Self {
+        Instructions::Text(s)
+    }
+}
+
+/// Produces the live clients of the bundle; re-invoked after every reroster.
+pub type ClientFactory = Arc<dyn Fn() -> BundleClient + Send + Sync>;
+
+/// How a generation gets its clients.
+#[derive(Clone)]
+pub(crate) enum Factory {
+    /// Serve fresh: in-process clients, nothing to dial or dispose.
+    Bare(ClientFactory),
+    /// Bridge: dial a served surface, memoise the connection, re-dial after a drop.
+    Dial(DialFactory),
+}
+
+impl Factory {
+    /// The link one generation reads through: fixed clients, or a memoised dial that ends
+    /// when the server closes.
+    pub(crate) fn link(&self, closed: &CancellationToken) -> Link {
+        match self {
+            Factory::Bare(f) => Link::Fixed(f()),
+            Factory::Dial(f) => Link::dialed(f.clone(), closed.clone()),
+        }
+    }
+}
+
+/// What `initialize` and `server/discover` announce: every capability the handler serves.
+pub(crate) fn server_config(identity: Implementation) -> ServerConfig {
+    // Logging (deprecated by rmcp for 2026-07-28) still serves legacy sessions.
+    #[allow(deprecated)]
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .enable_resources()
+        .enable_resources_subscribe()
+        .enable_resources_list_changed()
+        .enable_logging()
+        .enable_completions()
+        .enable_prompts()
+        .enable_prompts_list_changed()
+        .build();
+    ServerConfig::new(capabilities).with_server_info(identity)
+}

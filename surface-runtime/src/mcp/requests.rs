@@ -1,0 +1,222 @@
+//! What the handler's requests do: resolve a URI or a tool on the current generation (or say
+//! why a retired one is gone), read, call, render a prompt, and answer a method rmcp did not
+//! recognise.
+
+use super::generation::Generation;
+use super::results::{self, branded};
+use super::session::Handler;
+use super::watch::Target;
+use crate::failure::{Failure, FailureKind};
+use crate::schema;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+
+fn unknown_resource(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        branded(&format!("unknown resource \"{uri}\"")),
+        Some(serde_json::json!({ "uri": uri })),
+    )
+}
+
+fn read_error(uri: &str, f: Failure) -> ErrorData {
+    let message = branded(&format!("{uri}: {}", f.message));
+    match f.kind {
+        FailureKind::Unknown => {
+            ErrorData::resource_not_found(message, Some(serde_json::json!({ "uri": uri })))
+        }
+        FailureKind::InvalidInput { .. } => ErrorData::invalid_params(message, None),
+        _ => ErrorData::internal_error(message, None),
+    }
+}
+
+impl Handler {
+    /// `uri` on the current generation, or the refusal `resources/read` gives.
+    fn resolve(&self, uri: &str) -> Result<Target, ErrorData> {
+        let generation = self.shared.current();
+        match Target::resolve(&generation, uri) {
+            Some(target) => Ok(target),
+            None => Err(match self.shared.tombstone("resource", uri, &generation) {
+                Some(message) => ErrorData::invalid_params(message, None),
+                None => unknown_resource(uri),
+            }),
+        }
+    }
+
+    /// Resolves `uri` for a subscription: the same refusals as `resources/read` (an unknown
+    /// URI; an item id its collection's key type does not spell canonically), but an absent
+    /// item is a valid address (a subscription hears it appear) and a link that is down does
+    /// not refuse (the watch re-attaches).
+    pub(crate) async fn resolve_watchable(&self, uri: &str) -> Result<Target, ErrorData> {
+        let target = self.resolve(uri)?;
+        if let Some(id) = &target.item
+            && let Ok(lease) = target.generation.link.lease().await
+            && let Ok(dispatch) = lease.bundle.dispatch_for(target.entry.owner.as_deref())
+            && let Err(f) = dispatch.read_item(target.entry.member, id).await
+            && matches!(f.kind, FailureKind::InvalidInput { .. })
+        {
+            return Err(read_error(uri, f));
+        }
+        Ok(target)
+    }
+
+    /// `resources/read`.
+    pub(crate) async fn read(&self, uri: String) -> Result<ReadResourceResponse, ErrorData> {
+        let Target {
+            generation,
+            entry,
+            item,
+            ..
+        } = self.resolve(&uri)?;
+        let lease = generation.link.lease().await.map_err(|f| read_error(&uri, f))?;
+        let answer = match lease.bundle.dispatch_for(entry.owner.as_deref()) {
+            Ok(dispatch) => match &item {
+                None => dispatch.read(entry.member).await,
+                Some(id) => dispatch.read_item(entry.member, id).await,
+            },
+            Err(f) => Err(f),
+        };
+        let value = match answer {
+            Ok(v) => v,
+            Err(f) => return Err(read_error(&uri, generation.link.after(&lease, f).await)),
+        };
+        let contents =
+            super::content::contents(entry.body, uri.clone(), value).map_err(|f| read_error(&uri, f))?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
+    pub(crate) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let generation = self.shared.current();
+        let name = request.name.as_ref();
+        let Some(entry) = generation.tools.get(name) else {
+            return match self.shared.tombstone("tool", name, &generation) {
+                Some(message) => Ok(results::failure(Failure::new(FailureKind::Unknown, message)).into()),
+                None => Err(ErrorData::invalid_params(
+                    branded(&format!("unknown tool \"{name}\"")),
+                    None,
+                )),
+            };
+        };
+        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
+        let round = super::asking::Round::open(
+            &context,
+            "tools/call",
+            name,
+            &arguments,
+            request.input_responses,
+            request.request_state,
+        )?;
+        let answer = match schema::unwrap_input(&entry.input, request.arguments) {
+            Ok(input) => {
+                let call = super::context::for_request(&context, self.state.log.clone(), round.asks());
+                let run = call.scope(run_tool(&generation, &entry.target, input, context.ct.clone()));
+                match round.run(run).await {
+                    Ok(answer) => answer,
+                    Err(halt) => return halt.into(),
+                }
+            }
+            Err(e) => Err(Failure::new(
+                FailureKind::InvalidInput {
+                    field: e.field.clone(),
+                },
+                format!("invalid argument `{}`: {}", e.field, e.message),
+            )),
+        };
+        Ok(match answer {
+            Ok(output) => results::success(output),
+            Err(failure) => results::failure(failure),
+        }
+        .into())
+    }
+
+    /// `prompts/get`.
+    pub(crate) async fn prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let generation = self.shared.current();
+        let Some(entry) = generation.prompts.get(&request.name) else {
+            return Err(super::prompts::unknown(&request.name));
+        };
+        let lease = generation
+            .link
+            .lease()
+            .await
+            .map_err(|f| read_error(&request.name, f))?;
+        let arguments = serde_json::to_value(&request.arguments).unwrap_or_default();
+        let round = super::asking::Round::open(
+            &context,
+            "prompts/get",
+            &request.name,
+            &arguments,
+            request.input_responses,
+            request.request_state,
+        )?;
+        let call = super::context::for_request(&context, self.state.log.clone(), round.asks());
+        let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
+        match round.run(render).await {
+            Ok(Ok(result)) => Ok(result.into()),
+            Ok(Err(f)) => Err(read_error(&request.name, generation.link.after(&lease, f).await)),
+            Err(halt) => halt.into(),
+        }
+    }
+}
+
+/// Runs one tool on the generation's link; a failure that tells of the link is judged by it.
+async fn run_tool(
+    generation: &Generation,
+    target: &super::generation::ToolTarget,
+    input: serde_json::Value,
+    cancel: tokio_util::sync::CancellationToken,
+) -> Result<crate::tool::ToolOutput, Failure> {
+    let lease = generation.link.lease().await?;
+    match target.run(&lease.bundle, input, cancel).await {
+        Ok(output) => Ok(output),
+        Err(f) => Err(generation.link.after(&lease, f).await),
+    }
+}
+
+/// A method rmcp did not parse: one 2026-07-28 removed, a known one with malformed params,
+/// or one this server does not serve.
+pub(crate) fn custom(
+    request: CustomRequest,
+    context: &RequestContext<RoleServer>,
+) -> Result<CustomResult, ErrorData> {
+    // Removed at 2026-07-28: a request of that era naming them is "not found" (HTTP 404),
+    // whatever its params.
+    const REMOVED_IN_2026: &[&str] = &["resources/subscribe", "resources/unsubscribe"];
+    let modern = context
+        .meta
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    if modern && REMOVED_IN_2026.contains(&request.method.as_str()) {
+        return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
+    }
+    // A known method whose params did not parse lands here too: say so, not "not found".
+    const KNOWN: &[&str] = &[
+        "tools/call",
+        "tools/list",
+        "resources/read",
+        "resources/list",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "subscriptions/listen",
+    ];
+    if KNOWN.contains(&request.method.as_str()) {
+        return Err(ErrorData::invalid_params(
+            branded(&format!("malformed params for {}", request.method)),
+            None,
+        ));
+    }
+    Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None))
+}

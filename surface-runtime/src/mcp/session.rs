@@ -1,0 +1,112 @@
+//! One connection: its state (subscriptions, log level, the legacy peer), the [`Handler`] rmcp
+//! dispatches to, and the [`Session`] front our transport serves, which refuses what must be
+//! refused before rmcp acknowledges anything.
+//!
+//! A session answers in either protocol era (rmcp picks the era from the opening request).
+
+use super::context::LogFilter;
+use super::generation::Generation;
+use super::served::Shared;
+use super::subscriptions::Subscriptions;
+use crate::sync::lock;
+use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerConfig, ServerResult};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+/// What one connection holds between requests.
+#[derive(Default)]
+pub(crate) struct SessionState {
+    /// The peer of a session opened by `initialize`, told when the lists change.
+    pub(crate) legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    pub(crate) subscriptions: Subscriptions,
+    /// The least severe log level this session hears (`logging/setLevel`).
+    pub(crate) log: Arc<LogFilter>,
+}
+
+impl SessionState {
+    /// Moves this session onto a new generation: survivors' watches re-open on it, the rest
+    /// end, and the host is told the lists changed.
+    pub(crate) async fn follow(&self, generation: &Arc<Generation>) {
+        let sinks = self.subscriptions.follow(generation).await;
+        let peer = lock(&self.legacy_peer).clone();
+        if let Some(peer) = peer {
+            let _ = peer.notify_tool_list_changed().await;
+            let _ = peer.notify_resource_list_changed().await;
+            let _ = peer.notify_prompt_list_changed().await;
+        }
+        for sink in sinks {
+            if sink.accepted().tools_list_changed == Some(true) {
+                let _ = sink.notify_tool_list_changed().await;
+            }
+            if sink.accepted().resources_list_changed == Some(true) {
+                let _ = sink.notify_resource_list_changed().await;
+            }
+            if sink.accepted().prompts_list_changed == Some(true) {
+                let _ = sink.notify_prompt_list_changed().await;
+            }
+        }
+    }
+}
+
+/// The rmcp `ServerHandler` of one connection (see `handler.rs`): the served state and this
+/// connection's own.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) state: Arc<SessionState>,
+}
+
+impl Handler {
+    pub(crate) fn new(shared: Arc<Shared>, state: Arc<SessionState>) -> Handler {
+        Handler { shared, state }
+    }
+}
+
+/// One connection as our transport serves it: rmcp's dispatch over [`Handler`], with the
+/// refusals that must come before rmcp acknowledges anything.
+#[derive(Clone)]
+pub(crate) struct Session {
+    handler: Handler,
+}
+
+impl Session {
+    pub(crate) fn new(handler: Handler) -> Session {
+        Session { handler }
+    }
+}
+
+impl rmcp::Service<RoleServer> for Session {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
+        // session itself ("method not found"), so the limit is judged only where it applies.
+        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        if let ClientRequest::SubscriptionsListenRequest(listen) = &request
+            && modern
+        {
+            self.handler.admit_listen(&listen.params.notifications)?;
+        }
+        rmcp::Service::handle_request(&self.handler, request, context).await
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        rmcp::Service::handle_notification(&self.handler, notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        ServerHandler::get_info(&self.handler)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        ServerHandler::supported_protocol_versions(&self.handler)
+    }
+}

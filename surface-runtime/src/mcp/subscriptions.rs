@@ -1,0 +1,200 @@
+//! One session's subscriptions: legacy `resources/subscribe` URIs and 2026-07-28
+//! `subscriptions/listen` streams, each URI a [`Watch`], all under the session's limit, and
+//! moved whole onto each new generation.
+
+use super::generation::Generation;
+use super::results::branded;
+use super::session::Handler;
+use super::watch::{Notifier, Opening, Target, Watch};
+use crate::sync::lock;
+use rmcp::model::{RequestId, SubscriptionFilter};
+use rmcp::service::{SubscriptionContext, SubscriptionSink};
+use rmcp::{ErrorData, Peer, RoleServer};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+/// One open listen stream and the URIs it watches.
+struct Listen {
+    sink: SubscriptionSink,
+    watches: HashMap<String, Watch>,
+}
+
+/// Feeds started for a listen before rmcp acknowledged it, by the task serving that listen.
+type Prestarted = Vec<(Option<tokio::task::Id>, Vec<Opening>)>;
+
+/// Every subscription of one session.
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    legacy: Mutex<HashMap<String, Watch>>,
+    listens: Mutex<HashMap<RequestId, Listen>>,
+    /// Feeds started by `accepted_subscription_filter`, by the task of the listen request
+    /// (rmcp calls the filter and then `listen` in the one task serving that request).
+    prestarted: Mutex<Prestarted>,
+}
+
+impl Subscriptions {
+    /// URIs watched now, over legacy subscriptions and every open listen.
+    fn watched(&self) -> usize {
+        let legacy = lock(&self.legacy).len();
+        let listens: usize = lock(&self.listens).values().map(|l| l.watches.len()).sum();
+        legacy + listens
+    }
+
+    /// Refuses `more` URIs when they would take the session past `limit`.
+    fn admit(&self, more: usize, limit: usize) -> Result<(), ErrorData> {
+        if self.watched() + more > limit {
+            return Err(too_many(limit));
+        }
+        Ok(())
+    }
+
+    /// Moves every watch onto `generation` (the rest end); answers the open listen streams,
+    /// to be told the lists changed.
+    pub(crate) async fn follow(&self, generation: &Arc<Generation>) -> Vec<SubscriptionSink> {
+        let legacy = std::mem::take(&mut *lock(&self.legacy));
+        let legacy = follow_all(legacy, generation).await;
+        lock(&self.legacy).extend(legacy);
+        let ids: Vec<RequestId> = lock(&self.listens).keys().cloned().collect();
+        let mut sinks = Vec::new();
+        for id in ids {
+            let Some(old) = lock(&self.listens)
+                .get_mut(&id)
+                .map(|l| std::mem::take(&mut l.watches))
+            else {
+                continue;
+            };
+            let watches = follow_all(old, generation).await;
+            if let Some(listen) = lock(&self.listens).get_mut(&id) {
+                listen.watches = watches;
+                sinks.push(listen.sink.clone());
+            }
+        }
+        sinks
+    }
+
+    /// Takes the feeds `accepted_subscription_filter` started in this task, whatever the
+    /// fate of their URIs: a refused listen drops them, so no feed outlives its request.
+    fn claim_prestarted(&self) -> Vec<Opening> {
+        let task = tokio::task::try_id();
+        let mut batches = lock(&self.prestarted);
+        let mine = batches.iter().position(|(t, _)| task.is_some() && *t == task);
+        mine.map(|i| batches.remove(i).1).unwrap_or_default()
+    }
+}
+
+/// Re-opens on `generation` every watch it can still serve; the rest end.
+async fn follow_all(old: HashMap<String, Watch>, generation: &Arc<Generation>) -> HashMap<String, Watch> {
+    let mut watches = HashMap::new();
+    for (uri, watch) in old {
+        if let Some(watch) = watch.follow(generation).await {
+            watches.insert(uri, watch);
+        }
+    }
+    watches
+}
+
+fn too_many(limit: usize) -> ErrorData {
+    ErrorData::invalid_request(
+        branded(&format!(
+            "this session already watches {limit} URIs, the most it may (the server's limit on subscriptions per session) — unsubscribe from some first"
+        )),
+        Some(serde_json::json!({ "limit": limit })),
+    )
+}
+
+/// How many different URIs a listen names (a URI named twice is watched once).
+fn distinct_uris(filter: &SubscriptionFilter) -> usize {
+    let uris = filter.resource_subscriptions.iter().flatten();
+    uris.collect::<HashSet<_>>().len()
+}
+
+impl Handler {
+    fn subscriptions(&self) -> &Subscriptions {
+        &self.state.subscriptions
+    }
+
+    /// Refuses a listen that would take this session past its subscription limit. Called
+    /// before rmcp acknowledges the listen (`Session::handle_request`): a refusal after the
+    /// acknowledgement reaches the client as the end of a stream it was told had opened, or
+    /// (when the error answer and the stream's end race) as no error at all.
+    pub(crate) fn admit_listen(&self, filter: &SubscriptionFilter) -> Result<(), ErrorData> {
+        let limit = self.shared.settings.max_subscriptions;
+        self.subscriptions().admit(distinct_uris(filter), limit)
+    }
+
+    /// `resources/subscribe` (legacy): one URI, answered once its feed is open.
+    pub(crate) async fn subscribe(&self, uri: String, peer: Peer<RoleServer>) -> Result<(), ErrorData> {
+        let limit = self.shared.settings.max_subscriptions;
+        let subscriptions = self.subscriptions();
+        let held = || lock(&subscriptions.legacy).contains_key(&uri);
+        if !held() {
+            subscriptions.admit(1, limit)?;
+        }
+        let target = self.resolve_watchable(&uri).await?;
+        let watch = Watch::open(target, Notifier::Legacy(peer)).await;
+        // Checked again: subscriptions answered meanwhile count too.
+        if !held() {
+            subscriptions.admit(1, limit)?;
+        }
+        lock(&subscriptions.legacy).insert(uri, watch);
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` (legacy).
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        lock(&self.subscriptions().legacy).remove(uri);
+    }
+
+    /// Opens the feeds of a listen's URIs before rmcp acknowledges it: a change made after
+    /// the client saw the acknowledgement must not be missed. Accepts the filter whole.
+    pub(crate) fn accept_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let generation = self.shared.current();
+        let batch: Vec<Opening> = requested
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter_map(|uri| Target::resolve(&generation, uri).map(Opening::start))
+            .collect();
+        lock(&self.subscriptions().prestarted).push((tokio::task::try_id(), batch));
+        requested.clone()
+    }
+
+    /// One `subscriptions/listen` stream, from its acknowledgement until it is cancelled or
+    /// the server closes.
+    pub(crate) async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        let id = sink.id().clone();
+        let wanted: Vec<&String> = context
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .collect();
+        let mut prestarted = self.subscriptions().claim_prestarted();
+        // Judged before the acknowledgement too (`Session::handle_request`); judged again
+        // here for the listens and subscriptions answered meanwhile.
+        self.admit_listen(context.accepted())?;
+        let mut watches = HashMap::new();
+        for uri in wanted {
+            let notifier = Notifier::Listen(sink.clone());
+            let found = prestarted.iter().position(|o| o.uri() == uri);
+            let watch = match found {
+                Some(i) => {
+                    let opening = prestarted.swap_remove(i);
+                    self.resolve_watchable(uri).await?;
+                    opening.finish(notifier).await
+                }
+                None => Watch::open(self.resolve_watchable(uri).await?, notifier).await,
+            };
+            watches.insert(uri.clone(), watch);
+        }
+        let listens = &self.subscriptions().listens;
+        lock(listens).insert(id.clone(), Listen { sink, watches });
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = self.shared.closed.cancelled() => {}
+        }
+        lock(listens).remove(&id);
+        Ok(())
+    }
+}
