@@ -102,13 +102,19 @@ impl Default for Conformance {
 
 #[surface]
 impl Conformance {
-    /// Changes the watched resource; subscribers hear `updated`.
+    /// Changes the watched resource; subscribers hear `updated`. A procedure reaches its
+    /// call's context through the face-neutral `ToolContext::current()`: the caller hears the
+    /// step as progress (when it gave a progress token).
     #[procedure("watched.bump")]
     pub async fn bump(&self) -> Result<u32, Infallible> {
-        Ok(self.watched.update(|w| {
+        let bumped = self.watched.update(|w| {
             *w += 1;
             *w
-        }))
+        });
+        ToolContext::current()
+            .progress_with(1.0, Some(1.0), format!("watched is {bumped}"))
+            .await;
+        Ok(bumped)
     }
 }
 

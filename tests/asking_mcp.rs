@@ -25,6 +25,7 @@ struct Host {
     capable: bool,
     decline: bool,
     asked: Arc<Mutex<Vec<String>>>,
+    progress: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Host {
@@ -90,6 +91,15 @@ impl ClientHandler for Host {
             "stopReason": "endTurn"
         }))
         .unwrap())
+    }
+
+    async fn on_progress(
+        &self,
+        p: ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let said = format!("{}/{:?} {}", p.progress, p.total, p.message.unwrap_or_default());
+        self.progress.lock().unwrap().push(said);
     }
 
     async fn list_roots(&self, _: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
@@ -329,5 +339,26 @@ async fn a_capability_the_host_lacks_is_refused_in_2026_and_a_tool_error_before(
             "{era:?}"
         );
         assert!(host.asked.lock().unwrap().is_empty(), "{era:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_procedure_reports_progress_through_the_face_neutral_context() {
+    let served = served();
+    for era in ERAS {
+        let host = Host::default();
+        let client = open(&served, era, host.clone()).await;
+        // rmcp's client gives every request a progress token of its own.
+        client
+            .call_tool(CallToolRequestParams::new("watched_bump"))
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let heard = host.progress.lock().unwrap().clone();
+        assert_eq!(heard.len(), 1, "{era:?}: {heard:?}");
+        assert!(
+            heard[0].starts_with("1/Some(1.0) watched is "),
+            "{era:?}: {heard:?}"
+        );
     }
 }

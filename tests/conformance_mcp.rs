@@ -358,3 +358,82 @@ async fn prompts_list_render_and_complete_in_both_eras() {
         assert_eq!((info.total, info.has_more), (Some(2), Some(false)));
     }
 }
+
+/// Names the bundle's siblings (a prompt over the whole bundle, at its root).
+#[surface::prompt]
+pub async fn roster_summary(
+    bundle: &BundleClient,
+) -> Result<surface::prompt::PromptAnswer, surface::Failure> {
+    let keys: Vec<&str> = bundle.sibling_keys().collect();
+    Ok(surface::prompt::PromptAnswer::new().user_text(format!("siblings: {}", keys.join(", "))))
+}
+
+/// A root prompt named like the core's `test_simple_prompt`.
+mod clash {
+    use surface::mcp::BundleClient;
+    /// Clashes.
+    #[surface::prompt]
+    pub async fn test_simple_prompt(
+        _bundle: &BundleClient,
+    ) -> Result<surface::prompt::PromptAnswer, surface::Failure> {
+        Ok(surface::prompt::PromptAnswer::new())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_prompts_are_bare_named_beside_prefixed_sibling_prompts() {
+    use rmcp::model::GetPromptRequestParams;
+    let fixture = Arc::new(Conformance::new());
+    let client = conformance::ConformanceClient::direct(fixture);
+    let member = || Member::new(EXPOSE).prompt(conformance::TestSimplePromptPrompt);
+    let served = McpServer::new("t", "0")
+        .core(member())
+        .sibling("s", member())
+        .root_prompt(RosterSummaryPrompt)
+        .client(move || BundleClient::with_core(client.clone()).sibling("s", client.clone()))
+        .start()
+        .expect("composes");
+    for era in ERAS {
+        let c = connect(&served, era).await;
+        let mut names: Vec<String> = c
+            .service
+            .list_all_prompts()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["roster_summary", "s_test_simple_prompt", "test_simple_prompt"],
+            "{era:?}"
+        );
+        let got = c
+            .service
+            .get_prompt(GetPromptRequestParams::new("roster_summary"))
+            .await
+            .unwrap();
+        let said = serde_json::to_value(&got.messages[0].content).unwrap();
+        assert_eq!(said["text"], "siblings: s", "{era:?}");
+    }
+
+    // One collision check: a root prompt named like the core's is refused at composition.
+    let fixture = Arc::new(Conformance::new());
+    let client = conformance::ConformanceClient::direct(fixture);
+    let refused = match McpServer::new("t", "0")
+        .core(member())
+        .root_prompt(clash::TestSimplePromptPrompt)
+        .client(move || BundleClient::with_core(client.clone()))
+        .start()
+    {
+        Ok(_) => panic!("a clashing root prompt composed"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        refused.contains(
+            "prompt name \"test_simple_prompt\" is produced by both prompt test_simple_prompt on the core and prompt test_simple_prompt at the bundle root"
+        ),
+        "{refused}"
+    );
+}

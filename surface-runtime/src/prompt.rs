@@ -4,8 +4,9 @@
 //! A prompt's arguments are its input type's fields (each a string on the wire, as MCP prompt
 //! arguments are; required unless `Option`); what it answers is a list of messages, each a user
 //! or assistant turn holding one content block (text, a picture, an embedded resource — a member
-//! read is natural). Prompts are exposed like tools: a sibling's are prefixed `t_<name>`, and
-//! their names join the one collision check of the bundle.
+//! read is natural). Prompts are exposed like tools: a sibling's are prefixed `t_<name>`, a
+//! prompt over the whole bundle (`McpServer::root_prompt`) is bare-named like a root tool, and
+//! every name joins the one collision check of the bundle.
 //!
 //! ```
 //! use surface_runtime::prompt::PromptAnswer;
@@ -203,5 +204,34 @@ where
             let client = <T::Client as crate::surface::SurfaceClient>::from_dispatch(dispatch);
             prompt.get(args, &client).await
         })
+    }
+}
+
+/// A bespoke prompt at the bundle root, erased: it is handed the whole [`BundleClient`].
+///
+/// [`BundleClient`]: crate::bundle::BundleClient
+pub(crate) trait RootPrompt: Send + Sync {
+    fn descriptor(&self) -> &'static PromptDescriptor;
+    fn get(
+        &self,
+        args: Value,
+        bundle: crate::bundle::BundleClient,
+    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
+}
+
+pub(crate) struct AtRoot<T>(pub std::sync::Arc<T>);
+
+impl<T: BespokePrompt<Client = crate::bundle::BundleClient>> RootPrompt for AtRoot<T> {
+    fn descriptor(&self) -> &'static PromptDescriptor {
+        self.0.descriptor()
+    }
+
+    fn get(
+        &self,
+        args: Value,
+        bundle: crate::bundle::BundleClient,
+    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>> {
+        let prompt = self.0.clone();
+        Box::pin(async move { prompt.get(args, &bundle).await })
     }
 }

@@ -15,10 +15,7 @@ pub(crate) async fn complete(
     let typed = &request.argument.value;
     let candidates = match &request.r#ref {
         Reference::Prompt(p) => match generation.prompts.get(&p.name) {
-            Some(entry) => prompt_values(
-                &(entry.prompt.descriptor().input)().schema,
-                &request.argument.name,
-            ),
+            Some(entry) => prompt_values(&(entry.descriptor().input)().schema, &request.argument.name),
             None => Vec::new(),
         },
         Reference::Resource(r) => {

@@ -81,6 +81,8 @@ pub(crate) struct Generation {
 pub(crate) struct Fixed {
     pub core: Option<Member>,
     pub root_tools: RootTools,
+    /// Prompts over the whole bundle, bare-named.
+    pub root_prompts: Vec<Arc<dyn crate::prompt::RootPrompt>>,
     /// How every advertised input schema is rewritten (schema/profile.rs).
     pub profile: SchemaProfile,
 }
@@ -126,7 +128,8 @@ pub(crate) fn compose(
         .collect();
     let tools: HashMap<String, ToolEntry> = rows.into_iter().map(|r| (r.name, r.entry)).collect();
 
-    let (prompts, prompt_list) = super::prompts::prompt_table(fixed.core.as_ref(), &siblings, &mut problems);
+    let (prompts, prompt_list) =
+        super::prompts::prompt_table(fixed.core.as_ref(), &siblings, &fixed.root_prompts, &mut problems);
     if !problems.is_empty() {
         return Err(CompositionError { problems });
     }

@@ -89,6 +89,7 @@ pub struct McpServer {
     core: Option<Member>,
     siblings: Siblings,
     root_tools: RootTools,
+    root_prompts: Vec<Arc<dyn crate::prompt::RootPrompt>>,
     factory: Option<Factory>,
     profile: SchemaProfile,
     settings: Settings,
@@ -103,6 +104,7 @@ impl McpServer {
             core: None,
             siblings: Siblings::new(),
             root_tools: RootTools::new(),
+            root_prompts: Vec::new(),
             factory: None,
             profile: SchemaProfile::Portable,
             settings: Settings::default(),
@@ -156,6 +158,14 @@ impl McpServer {
         self
     }
 
+    /// Adds a bundle-root prompt (`#[prompt]` over `&BundleClient`): bare-named, handed the
+    /// whole bundle, its name in the one collision check with every member's prompts.
+    pub fn root_prompt<P: crate::prompt::BespokePrompt<Client = BundleClient>>(mut self, prompt: P) -> Self {
+        self.root_prompts
+            .push(Arc::new(crate::prompt::AtRoot(Arc::new(prompt))));
+        self
+    }
+
     /// The factory of live clients, re-invoked after every reroster (so it must read the
     /// host's current roster rather than close over one).
     pub fn client(mut self, factory: impl Fn() -> BundleClient + Send + Sync + 'static) -> Self {
@@ -197,6 +207,7 @@ impl McpServer {
         let fixed = Fixed {
             core: self.core,
             root_tools: self.root_tools,
+            root_prompts: self.root_prompts,
             profile: self.profile,
         };
         let shared = Shared::boot(

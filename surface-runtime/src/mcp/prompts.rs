@@ -5,78 +5,106 @@
 use super::results::branded;
 use crate::bundle::{BundleClient, Member, Siblings};
 use crate::failure::Failure;
-use crate::prompt::{self, PromptAnswer, Role, SurfacePrompt};
+use crate::prompt::{self, PromptAnswer, PromptDescriptor, Role, RootPrompt, SurfacePrompt};
 use crate::table::{Owner, owner_phrase, scoped_tool_name};
 use rmcp::model::{self, GetPromptResult, Prompt, PromptArgument};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// What a prompt name renders.
+/// What a prompt name renders: a member's prompt (handed its surface's client) or one at the
+/// bundle root (handed the whole bundle).
 #[derive(Clone)]
-pub(crate) struct PromptEntry {
-    pub owner: Owner,
-    pub prompt: Arc<dyn SurfacePrompt>,
+pub(crate) enum PromptEntry {
+    Member {
+        owner: Owner,
+        prompt: Arc<dyn SurfacePrompt>,
+    },
+    Root(Arc<dyn RootPrompt>),
 }
 
-/// The prompts of a bundle by name, and the `prompts/list` answer, in core-then-siblings order.
+impl PromptEntry {
+    pub(crate) fn descriptor(&self) -> &'static PromptDescriptor {
+        match self {
+            PromptEntry::Member { prompt, .. } => prompt.descriptor(),
+            PromptEntry::Root(prompt) => prompt.descriptor(),
+        }
+    }
+}
+
+/// The prompts of a bundle by name, and the `prompts/list` answer, in core-then-siblings-then-
+/// root order.
 pub(crate) fn prompt_table(
     core: Option<&Member>,
     siblings: &Siblings,
+    root: &[Arc<dyn RootPrompt>],
     problems: &mut Vec<String>,
 ) -> (HashMap<String, PromptEntry>, Vec<Prompt>) {
     let members = core
         .map(|c| (None, c))
         .into_iter()
         .chain(siblings.iter().map(|(k, m)| (Some(k.as_str()), m)));
+    let entries = members
+        .flat_map(|(sibling, member)| {
+            member.prompts.iter().map(move |p| {
+                let entry = PromptEntry::Member {
+                    owner: sibling.map(str::to_owned),
+                    prompt: p.clone(),
+                };
+                (
+                    scoped_tool_name(sibling, p.descriptor().name),
+                    owner_phrase(sibling),
+                    entry,
+                )
+            })
+        })
+        .chain(root.iter().map(|p| {
+            let name = p.descriptor().name.to_owned();
+            (
+                name,
+                "at the bundle root".to_owned(),
+                PromptEntry::Root(p.clone()),
+            )
+        }));
     let mut table = HashMap::new();
     let mut origins: HashMap<String, String> = HashMap::new();
     let mut list = Vec::new();
-    for (sibling, member) in members {
-        for p in &member.prompts {
-            let d = p.descriptor();
-            let name = scoped_tool_name(sibling, d.name);
-            let origin = format!("prompt {} {}", d.name, owner_phrase(sibling));
-            if name.len() > 64
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-            {
-                problems.push(format!(
-                    "prompt name \"{name}\" (from {origin}) breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it"
-                ));
-            }
-            if let Some(first) = origins.get(&name) {
-                problems.push(format!(
-                    "prompt name \"{name}\" is produced by both {first} and {origin} — rename one"
-                ));
-                continue;
-            }
-            let arguments: Vec<PromptArgument> = prompt::arguments(&(d.input)())
-                .into_iter()
-                .map(|a| {
-                    let mut arg = PromptArgument::new(a.name).with_required(a.required);
-                    if let Some(description) = a.description {
-                        arg = arg.with_description(description);
-                    }
-                    arg
-                })
-                .collect();
-            let description = (!d.description.is_empty()).then_some(d.description);
-            let mut listed = Prompt::new(name.clone(), description, Some(arguments));
-            if let Some(t) = d.title {
-                listed = listed.with_title(t);
-            }
-            list.push(listed);
-            origins.insert(name.clone(), origin);
-            table.insert(
-                name,
-                PromptEntry {
-                    owner: sibling.map(str::to_owned),
-                    prompt: p.clone(),
-                },
-            );
+    for (name, owner, entry) in entries {
+        let d = entry.descriptor();
+        let origin = format!("prompt {} {owner}", d.name);
+        if name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            problems.push(format!(
+                "prompt name \"{name}\" (from {origin}) breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it"
+            ));
         }
+        if let Some(first) = origins.get(&name) {
+            problems.push(format!(
+                "prompt name \"{name}\" is produced by both {first} and {origin} — rename one"
+            ));
+            continue;
+        }
+        let arguments: Vec<PromptArgument> = prompt::arguments(&(d.input)())
+            .into_iter()
+            .map(|a| {
+                let mut arg = PromptArgument::new(a.name).with_required(a.required);
+                if let Some(description) = a.description {
+                    arg = arg.with_description(description);
+                }
+                arg
+            })
+            .collect();
+        let description = (!d.description.is_empty()).then_some(d.description);
+        let mut listed = Prompt::new(name.clone(), description, Some(arguments));
+        if let Some(t) = d.title {
+            listed = listed.with_title(t);
+        }
+        list.push(listed);
+        origins.insert(name.clone(), origin);
+        table.insert(name, entry);
     }
     (table, list)
 }
@@ -87,12 +115,17 @@ pub(crate) async fn render(
     bundle: &BundleClient,
     arguments: Option<Map<String, Value>>,
 ) -> Result<GetPromptResult, Failure> {
-    let dispatch = bundle.dispatch_for(entry.owner.as_deref())?;
     let args = Value::Object(arguments.unwrap_or_default());
     let PromptAnswer {
         description,
         messages,
-    } = entry.prompt.get(args, dispatch).await?;
+    } = match entry {
+        PromptEntry::Member { owner, prompt } => {
+            let dispatch = bundle.dispatch_for(owner.as_deref())?;
+            prompt.get(args, dispatch).await?
+        }
+        PromptEntry::Root(prompt) => prompt.get(args, bundle.clone()).await?,
+    };
     let messages = messages
         .into_iter()
         .map(|m| {
