@@ -437,3 +437,31 @@ async fn root_prompts_are_bare_named_beside_prefixed_sibling_prompts() {
         "{refused}"
     );
 }
+
+/// Arguments of `counted`: one that no host can give (MCP prompt arguments are strings).
+#[derive(Clone, Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct CountArgs {
+    /// How many.
+    pub count: u32,
+    /// A name (fine: a string).
+    pub name: Option<String>,
+}
+
+/// A prompt taking a number.
+#[surface::prompt]
+pub async fn counted(
+    args: CountArgs,
+    _client: &conformance::ConformanceClient,
+) -> Result<surface::prompt::PromptAnswer, surface::Failure> {
+    Ok(surface::prompt::PromptAnswer::new().user_text(format!("{} {:?}", args.count, args.name)))
+}
+
+#[test]
+fn a_prompt_argument_that_is_not_a_string_is_a_composition_refusal() {
+    let refused = refusal(Member::new(EXPOSE).prompt(CountedPrompt), None);
+    assert!(
+        refused.contains("prompt counted on the core takes argument `count`, which is not a string"),
+        "{refused}"
+    );
+    assert!(!refused.contains("`name`"), "{refused}");
+}

@@ -161,6 +161,45 @@ pub fn arguments(input: &InputSchema) -> Vec<PromptArgument> {
         .collect()
 }
 
+/// The arguments of a prompt that are not strings on the wire (MCP prompt arguments are a map
+/// of strings): composition refuses such a prompt, since no host could give the argument.
+pub fn non_string_arguments(input: &InputSchema) -> Vec<String> {
+    fn string_like(p: &Value) -> bool {
+        let branches = p
+            .get("anyOf")
+            .or_else(|| p.get("oneOf"))
+            .and_then(Value::as_array);
+        if let Some(branches) = branches {
+            return branches
+                .iter()
+                .all(|b| string_like(b) || b.get("type").and_then(Value::as_str) == Some("null"));
+        }
+        if let Some(values) = p.get("enum").and_then(Value::as_array) {
+            return values.iter().all(|v| v.is_string() || v.is_null());
+        }
+        if let Some(c) = p.get("const") {
+            return c.is_string();
+        }
+        match p.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(types)) => types
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|t| *t != "null")
+                .all(|t| t == "string"),
+            _ => false,
+        }
+    }
+    let Some(properties) = input.schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(_, p)| !string_like(p))
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 /// What `#[prompt]` returns through: `Result<PromptAnswer, E>`.
 pub trait PromptResult {
     /// The erased answer.

@@ -87,7 +87,13 @@ pub(crate) fn prompt_table(
             ));
             continue;
         }
-        let arguments: Vec<PromptArgument> = prompt::arguments(&(d.input)())
+        let input = (d.input)();
+        for field in prompt::non_string_arguments(&input) {
+            problems.push(format!(
+                "{origin} takes argument `{field}`, which is not a string — MCP prompt arguments are strings: make the field a String (or an enum of names, or an Option of these)"
+            ));
+        }
+        let arguments: Vec<PromptArgument> = prompt::arguments(&input)
             .into_iter()
             .map(|a| {
                 let mut arg = PromptArgument::new(a.name).with_required(a.required);
