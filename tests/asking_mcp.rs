@@ -9,6 +9,10 @@ mod common;
 #[path = "../examples/conformance.rs"]
 mod conformance;
 
+#[allow(dead_code)]
+#[path = "../examples/release.rs"]
+mod release;
+
 use common::{ERAS, Era, rpc_error};
 use conformance::Conformance;
 use rmcp::model::*;
@@ -67,6 +71,8 @@ impl ClientHandler for Host {
                 "ok" => json!(true),
                 "email" => json!("ada@example.com"),
                 "context" => json!("tests"),
+                "bump" => json!("minor"),
+                "announce" => json!(true),
                 _ => continue,
             };
             content.insert(field.clone(), value);
@@ -359,6 +365,57 @@ async fn a_procedure_reports_progress_through_the_face_neutral_context() {
         assert!(
             heard[0].starts_with("1/Some(1.0) watched is "),
             "{era:?}: {heard:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_release_example_asks_then_acts_in_both_eras() {
+    for era in ERAS {
+        let served = release::start(Arc::new(release::Releases::at("1.4.2"))).expect("composes");
+        let host = Host {
+            capable: true,
+            ..Host::default()
+        };
+        let client = open(&served, era, host.clone()).await;
+        let mut args = serde_json::Map::new();
+        args.insert("changes".into(), json!("faster startup"));
+        let done = client
+            .call_tool(CallToolRequestParams::new("release").with_arguments(args.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&done),
+            "released 1.5.0 in file:///work, announced: Paris",
+            "{era:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let progress = host.progress.lock().unwrap().clone();
+        assert_eq!(
+            progress,
+            [
+                "1/Some(2.0) recording the version",
+                "2/Some(2.0) publishing the notes"
+            ],
+            "{era:?}"
+        );
+
+        // A user who declines: nothing is released.
+        let declining = Host {
+            capable: true,
+            decline: true,
+            ..Host::default()
+        };
+        let client = open(&served, era, declining).await;
+        let refused = client
+            .call_tool(CallToolRequestParams::new("release").with_arguments(args))
+            .await
+            .unwrap();
+        assert_eq!(refused.is_error, Some(true), "{era:?}");
+        assert!(
+            text(&refused).contains("the user chose to decline"),
+            "{}",
+            text(&refused)
         );
     }
 }
