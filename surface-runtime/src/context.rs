@@ -1,12 +1,15 @@
 //! The call context: what a running tool or procedure may tell the one host that asked — progress
-//! and log messages — and the cancellation signal of its request.
+//! and log messages — what it may ask that host (a form, a model's message, its roots: see
+//! [`crate::ask`]), and the cancellation signal of its request.
 //!
 //! A bespoke tool takes it in place of the cancellation token (`ctx: ToolContext` as its last
 //! argument). Anything else a call runs (a procedure, a helper deep below) reaches the same handle
 //! with [`ToolContext::current`], which is face-neutral: on the MCP face progress goes out as
 //! `notifications/progress` against the request's progress token (nothing when the host gave
 //! none) and log messages as `notifications/message` at or above the session's
-//! `logging/setLevel`; with no face listening (a direct call, a test) both go nowhere.
+//! `logging/setLevel` (a 2026-07-28 request: at or above the `logLevel` of its own `_meta`, none
+//! without one); with no face listening (a direct call, a test) both go nowhere and every ask
+//! answers `AskError::Unsupported`.
 //!
 //! ```
 //! use surface_runtime::context::{LogLevel, ToolContext};
