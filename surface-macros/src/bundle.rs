@@ -166,6 +166,16 @@ pub fn expand(input: BundleInput) -> TokenStream {
     let mut client_checks = Vec::new();
     let members = input.core.iter().chain(siblings.iter().map(|(_, m)| *m));
     for member in members {
+        // The roster is checked in const evaluation, which a `let` value cannot enter; rustc
+        // would say so in words suggesting the opposite fix (our const "would need to be a
+        // `let`"), so it is said here, and that member's const checks are left out.
+        if let Some(local) = local_binding(&member.expose) {
+            errors.at(
+                &member.expose,
+                format!("`bundle!` checks its roster at compile time, so an expose map is a constant: declare `const {}: Expose<…> = expose!(…);` and name it here", local.to_uppercase()),
+            );
+            continue;
+        }
         for tool in &member.tools {
             client_checks.push(client_check(&member.expose, tool));
         }
@@ -281,6 +291,16 @@ fn problem_at(span: Span, culprit: TokenStream) -> TokenStream {
             ::core::panic!("{}", why.as_str())
         };
     }
+}
+
+/// The name of `expose` when it is a lowercase identifier: a `let` binding (constants are
+/// upper case; rustc warns on a lowercase one).
+fn local_binding(expose: &Expr) -> Option<String> {
+    let Expr::Path(p) = expose else { return None };
+    let ident = p.path.get_ident()?.to_string();
+    ident
+        .starts_with(|c: char| c.is_ascii_lowercase())
+        .then_some(ident)
 }
 
 /// `tool`'s client is the client of the surface `expose` maps, checked at the tool.

@@ -43,7 +43,7 @@ pub fn procedure_result(ty: &Type) -> TokenStream {
 /// A return type written `Result<T, E>` succeeds with `T` (a `Result` alias with its arguments
 /// swapped does not).
 pub fn procedure_ok(output: &Type, ok: &Type) -> TokenStream {
-    quote_spanned!(ok.span()=> let () = <#output as ::surface::SucceedsWith<#ok>>::__QUALIFIES;)
+    quote_spanned!(ok.span()=> let () = <<#output as ::surface::IsResult>::Ok as ::surface::SucceedsWith<#ok>>::__QUALIFIES;)
 }
 
 /// A tool's input type.

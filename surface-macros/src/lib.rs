@@ -6,6 +6,7 @@
 //! one mistake gives one error. Generated code names the runtime by absolute paths through
 //! `::surface::__private`.
 
+mod bespoke;
 mod bundle;
 mod checks;
 mod docs;

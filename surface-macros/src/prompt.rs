@@ -1,129 +1,102 @@
 //! `#[prompt]` on an `async fn`: a bespoke prompt.
 //!
 //! Accepts `#[prompt]` or `#[prompt(title = "…")]` on
-//! `async fn name([args: A,] client: &C) -> Result<PromptAnswer, E>` and expands the function
-//! unchanged plus a unit struct `NamePrompt` (`summary` → `SummaryPrompt`) implementing
-//! `BespokePrompt<Client = C>`. The arguments a host is offered are `A`'s fields.
+//! `async fn name([args: A,] client: &C) -> Result<PromptAnswer, E>`.
+//! Pipeline: parse the attribute, and the signature as `#[tool]` does (`bespoke`, every
+//! mistake at its parameter) → expand the function unchanged plus a unit struct `NamePrompt`
+//! (`summary` → `SummaryPrompt`) implementing `BespokePrompt<Client = C>`. The arguments a host
+//! is offered are `A`'s fields. A mistake in the attribute is reported and the prompt still
+//! expands; a mistake in the signature is reported and the function is emitted alone.
 
-use crate::docs::{doc_attrs, doc_text};
+use crate::bespoke::{self, Input, Kind, Params};
+use crate::checks;
+use crate::docs::doc_text;
+use crate::errors::{Errors, unknown_word};
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
 use syn::parse::Parser;
-use syn::spanned::Spanned;
-use syn::{FnArg, ItemFn, LitStr, ReturnType, Type};
+use syn::{ItemFn, LitStr, ReturnType, Type};
+
+const KIND: Kind = Kind {
+    word: "prompt",
+    takes_call: false,
+};
 
 pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
-    match build(args, &item) {
-        Ok(tokens) => tokens,
-        Err(e) => {
-            let error = e.to_compile_error();
-            quote! { #item #error }
+    let mut errors = Errors::new();
+    let title = parse_title(args, &mut errors);
+    let signature_ok = bespoke::check_async(&item, KIND, &mut errors);
+    let params = bespoke::parse_params(&item, KIND, &mut errors);
+    let output = match &item.sig.output {
+        ReturnType::Type(_, ty) => Some((**ty).clone()),
+        ReturnType::Default => {
+            errors.at(&item.sig.ident, "a prompt must return `Result<PromptAnswer, E>`");
+            None
         }
-    }
+    };
+    let compile_errors = errors.to_compile_errors();
+    let output = match (params, output, signature_ok) {
+        (Some(params), Some(output), true) => emit(&item, title.as_ref(), &params, &output),
+        _ => item.to_token_stream(),
+    };
+    quote! { #output #compile_errors }
 }
 
-/// `title = "…"`, or nothing.
-fn parse_title(args: TokenStream) -> syn::Result<Option<LitStr>> {
+/// `title = "…"`, or nothing (a mistake is reported and the prompt has no title).
+fn parse_title(args: TokenStream, errors: &mut Errors) -> Option<LitStr> {
     let mut title = None;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("title") {
-            title = Some(meta.value()?.parse::<LitStr>()?);
+            let value = meta.value()?;
+            title =
+                Some(value.parse::<LitStr>().map_err(|e| {
+                    syn::Error::new(e.span(), "the title is a string: write `title = \"…\"`")
+                })?);
             Ok(())
         } else {
-            Err(meta.error("unknown word in `#[prompt]`: expected `title = \"…\"`"))
+            let w = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            Err(meta.error(unknown_word(&w, "`#[prompt]`", &["title"])))
         }
     });
-    parser.parse2(args)?;
-    Ok(title)
+    errors.take(parser.parse2(args));
+    title
 }
 
-fn build(args: TokenStream, item: &ItemFn) -> syn::Result<TokenStream> {
-    let title = parse_title(args)?;
-    let sig = &item.sig;
-    if sig.asyncness.is_none() {
-        return Err(syn::Error::new(
-            sig.fn_token.span(),
-            "a prompt must be an `async fn`",
-        ));
-    }
-    let mut typed = Vec::new();
-    for a in &sig.inputs {
-        match a {
-            FnArg::Typed(t) => typed.push(t),
-            FnArg::Receiver(r) => {
-                return Err(syn::Error::new(
-                    r.span(),
-                    "a prompt is a free function: it is handed its client instead of `self`",
-                ));
-            }
-        }
-    }
-    let (input, client) = match typed.as_slice() {
-        [client] => (None, *client),
-        [input, client] => (Some((*input.ty).clone()), *client),
-        _ => {
-            return Err(syn::Error::new(
-                sig.ident.span(),
-                "a prompt takes `([args: A,] client: &C)`: its arguments are A's fields",
-            ));
-        }
-    };
-    let Type::Reference(r) = &*client.ty else {
-        return Err(syn::Error::new(
-            client.ty.span(),
-            "a prompt borrows its client: write `client: &OpsClient`",
-        ));
-    };
-    let client_ty = &*r.elem;
-    let ReturnType::Type(_, output) = &sig.output else {
-        return Err(syn::Error::new(
-            sig.ident.span(),
-            "a prompt must return `Result<PromptAnswer, E>`",
-        ));
-    };
+fn emit(item: &ItemFn, title: Option<&LitStr>, params: &Params, output: &Type) -> TokenStream {
     let vis = &item.vis;
-    let ident = &sig.ident;
+    let ident = &item.sig.ident;
     let name = ident.unraw().to_string();
     let prompt = crate::names::prompt(ident);
     let doc = doc_text(&item.attrs);
-    let title = match &title {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
-    let (schema, decode, pass) = match &input {
-        Some(ty) => (
-            quote_spanned!(ty.span()=> ::surface::__private::input_schema_of::<#ty>),
-            quote_spanned!(ty.span()=> let args = ::surface::__private::decode_input::<#ty>(args)?;),
-            quote!(args,),
-        ),
-        None => (
-            quote!(::surface::__private::no_input_schema),
-            quote!(let _ = args;),
-            quote!(),
-        ),
-    };
-    let struct_doc = doc_attrs(&format!(
-        "The bespoke prompt [`{name}`]: hand it to a bundle member (`.prompt({prompt})`)."
-    ));
-    let output = output.to_token_stream();
-    Ok(quote! {
+    let title = bespoke::title(title);
+    let client_ty = &params.client;
+    let Input { schema, decode, pass } = bespoke::input(params.args.as_ref());
+    // The input's check first, spanned at its type (see `checks`).
+    let input_check = params.args.as_ref().map(checks::tool_input);
+    let companion = bespoke::companion(
+        vis,
+        &prompt,
+        &format!("The bespoke prompt [`{name}`]: hand it to a bundle member (`.prompt({prompt})`)."),
+    );
+    quote! {
         #item
 
-        #struct_doc
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #prompt;
+        #companion
 
         #[automatically_derived]
         impl ::surface::prompt::BespokePrompt for #prompt {
             type Client = #client_ty;
 
             fn descriptor(&self) -> &'static ::surface::prompt::PromptDescriptor {
-                const DESCRIPTOR: ::surface::prompt::PromptDescriptor = ::surface::prompt::PromptDescriptor {
-                    name: #name,
-                    title: #title,
-                    description: #doc,
-                    input: #schema,
+                const DESCRIPTOR: ::surface::prompt::PromptDescriptor = {
+                    #input_check
+                    ::surface::prompt::PromptDescriptor {
+                        name: #name,
+                        title: #title,
+                        description: #doc,
+                        input: #schema,
+                    }
                 };
                 &DESCRIPTOR
             }
@@ -134,11 +107,12 @@ fn build(args: TokenStream, item: &ItemFn) -> syn::Result<TokenStream> {
                 client: &'a #client_ty,
             ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::prompt::PromptAnswer, ::surface::Failure>> {
                 ::surface::__private::FutureExt::boxed(async move {
+                    #input_check
                     #decode
                     let answer: #output = #ident(#pass client).await;
                     ::surface::prompt::PromptResult::into_answer(answer)
                 })
             }
         }
-    })
+    }
 }

@@ -2,15 +2,16 @@
 //!
 //! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio)]` on
 //! `async fn name([args: A,] client: &C [, cancel: CancellationToken | ctx: ToolContext]) -> Result<T, E>`.
-//! Pipeline: parse the attribute with darling and the signature with syn → validate → expand
-//! the function unchanged plus a unit struct `NameTool` (`count` → `CountTool`) implementing
-//! `BespokeTool<Client = C>` by calling it. A companion type, rather than turning the function
+//! Pipeline: parse the attribute with darling and the signature (shared with `#[prompt]`, see
+//! `bespoke`) → validate → expand the function unchanged plus a unit struct `NameTool`
+//! (`count` → `CountTool`) implementing `BespokeTool<Client = C>` by calling it. A companion type, rather than turning the function
 //! into a unit struct, keeps `count` an ordinary function and never shadows a `let count`
 //! binding. A mistake in the attribute is reported and the tool still expands; a mistake in
 //! the signature is reported and the function is emitted alone.
 
+use crate::bespoke::{self, Input, Kind, Params};
 use crate::checks;
-use crate::docs::{doc_attrs, doc_text};
+use crate::docs::doc_text;
 use crate::errors::{Errors, unknown_word};
 use crate::names;
 use darling::FromMeta;
@@ -20,9 +21,14 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ItemFn, LitStr, Meta, ReturnType, Type};
+use syn::{Ident, ItemFn, LitStr, Meta, ReturnType, Type};
 
 const WORDS: &[&str] = &["mutates", "read_only", "title", "render"];
+
+const KIND: Kind = Kind {
+    word: "tool",
+    takes_call: true,
+};
 
 #[derive(FromMeta, Default)]
 struct ToolArgs {
@@ -53,13 +59,9 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
     // A mistake in the attribute is reported and the tool still expands (the word left out),
     // so code naming the tool does not fail too; a mistake in the signature leaves the
     // function alone.
-    let mut signature_ok = true;
     let sig = &item.sig;
-    if sig.asyncness.is_none() {
-        errors.at(sig.fn_token, "a tool must be an `async fn`");
-        signature_ok = false;
-    }
-    let params = parse_params(&item, &mut errors);
+    let signature_ok = bespoke::check_async(&item, KIND, &mut errors);
+    let params = bespoke::parse_params(&item, KIND, &mut errors);
     let name = sig.ident.unraw().to_string();
     if doc_text(&item.attrs).is_empty() {
         // Reported, and the tool still expands (described by nothing) so code naming it
@@ -151,117 +153,6 @@ fn is_lit(expr: &syn::Expr, text: &str) -> bool {
     matches!(expr, syn::Expr::Lit(l) if l.lit.to_token_stream().to_string() == text)
 }
 
-struct Params {
-    /// The input type, when the tool takes one.
-    args: Option<Type>,
-    /// The client type (behind the reference).
-    client: Type,
-    /// Whether the tool takes the cancellation token (or the call context).
-    cancel: bool,
-}
-
-/// `([args: A,] client: &C [, cancel: CancellationToken])`, each mistake reported at its
-/// parameter with the signature to write.
-fn parse_params(item: &ItemFn, errors: &mut Errors) -> Option<Params> {
-    let mut typed: Vec<&syn::PatType> = Vec::new();
-    for a in &item.sig.inputs {
-        match a {
-            FnArg::Typed(t) => typed.push(t),
-            FnArg::Receiver(r) => {
-                errors.at(
-                    r,
-                    "a tool is a free function: it is handed its client instead of `self`",
-                );
-                return None;
-            }
-        }
-    }
-    // The last argument may be the cancellation token or the whole call context.
-    let cancel = typed.last().is_some_and(|t| {
-        last_segment_is(&t.ty, "CancellationToken") || last_segment_is(&t.ty, "ToolContext")
-    });
-    if cancel {
-        typed.pop();
-    }
-    let (args, client) = match typed.as_slice() {
-        [] => {
-            errors.at(
-                &item.sig.ident,
-                "a tool is handed its client: write `async fn name(client: &OpsClient)` (with `args: A` before it if it takes input)",
-            );
-            return None;
-        }
-        [client] => (None, *client),
-        [args, client] => (Some(*args), *client),
-        [_, _, extra, ..] => {
-            errors.at(
-                extra,
-                "a tool takes `(args, client, cancel)` at most: put this field in the args struct",
-            );
-            return None;
-        }
-    };
-    // `(client: &C, args: A)`, two clients, args by reference: each one mistake, said once.
-    if let Some(args) = args
-        && let Type::Reference(r) = &*args.ty
-    {
-        let message = if !matches!(&*client.ty, Type::Reference(_)) {
-            format!(
-                "the input comes before the client: write `({}, {})`",
-                param(client),
-                param(args)
-            )
-        } else if last_segment_ends_with(&r.elem, "Client") {
-            "a tool is handed one client: remove this parameter".to_owned()
-        } else {
-            format!(
-                "a tool's input is decoded from JSON and owned: write `{}: {}`",
-                args.pat.to_token_stream(),
-                names::rust_name(&r.elem)
-            )
-        };
-        errors.at(args, message);
-        return None;
-    }
-    let client_ty = match &*client.ty {
-        Type::Reference(r) if r.mutability.is_none() => (*r.elem).clone(),
-        Type::Reference(r) => {
-            errors.at(
-                r,
-                "the client is shared by concurrent calls: take it as `&`, not `&mut`",
-            );
-            return None;
-        }
-        other => {
-            errors.at(
-                other,
-                format!("a tool borrows its client: write `&{}`", names::rust_name(other)),
-            );
-            return None;
-        }
-    };
-    Some(Params {
-        args: args.map(|a| (*a.ty).clone()),
-        client: client_ty,
-        cancel,
-    })
-}
-
-/// `args: CountArgs`, as written.
-fn param(p: &syn::PatType) -> String {
-    format!("{}: {}", p.pat.to_token_stream(), names::rust_name(&p.ty))
-}
-
-/// Whether `ty` is a path whose last segment ends with `suffix` (`OpsClient`, `BundleClient`).
-fn last_segment_ends_with(ty: &Type, suffix: &str) -> bool {
-    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident.to_string().ends_with(suffix)))
-}
-
-/// Whether `ty` is a path whose last segment is `name`.
-fn last_segment_is(ty: &Type, name: &str) -> bool {
-    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
-}
-
 fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> TokenStream {
     let vis = &item.vis;
     let ident = &item.sig.ident;
@@ -269,30 +160,20 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     let tool = names::tool(ident);
     let doc = doc_text(&item.attrs);
     let mutates = !args.read_only.is_present();
-    let title = match &args.title {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
+    let title = bespoke::title(args.title.as_ref());
     let client_ty = &params.client;
-    let (input_schema, decode, args_pass) = match &params.args {
-        Some(ty) => (
-            quote_spanned!(ty.span()=> ::surface::__private::input_schema_of::<#ty>),
-            quote_spanned!(ty.span()=> let args = ::surface::__private::decode_input::<#ty>(args)?;),
-            quote!(args,),
-        ),
-        None => (
-            quote!(::surface::__private::no_input_schema),
-            quote!(let _ = args;),
-            quote!(),
-        ),
-    };
+    let Input {
+        schema: input_schema,
+        decode,
+        pass: args_pass,
+    } = bespoke::input(params.args.as_ref());
     // The last argument is the cancellation token or the whole call context (`FromCall`).
-    let cancel_pass = if params.cancel {
+    let cancel_pass = if params.call {
         quote!(, ::surface::__private::FromCall::from_call(cancel))
     } else {
         quote!()
     };
-    let cancel_unused = if params.cancel {
+    let cancel_unused = if params.call {
         quote!()
     } else {
         quote!(let _ = cancel;)
@@ -313,16 +194,16 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     let answer = quote_spanned! {output.span()=>
         ::surface::__private::tool_answer::<#output>(#function(#args_pass client #cancel_pass).await)
     };
-    let struct_doc = doc_attrs(&format!(
-        "The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`)."
-    ));
+    let companion = bespoke::companion(
+        vis,
+        &tool,
+        &format!("The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`)."),
+    );
 
     quote! {
         #item
 
-        #struct_doc
-        #[derive(Clone, Copy, Debug, Default)]
-        #vis struct #tool;
+        #companion
 
         #[automatically_derived]
         impl ::surface::StaticTool for #tool {

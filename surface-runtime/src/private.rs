@@ -194,12 +194,13 @@ where
     }
 }
 
-/// A return type written `Result<T, E>` whose success type is `T` (a `Result` alias with its
-/// arguments swapped is not).
+/// The success type of a return type written `Result<T, E>` is `T` (a local `Result` alias
+/// with its arguments swapped makes it `E`): checked as `<<R as IsResult>::Ok as
+/// SucceedsWith<T>>`, so the message names the type the procedure really succeeds with.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` does not succeed with `{T}`: this `Result` is not `std::result::Result<{T}, E>`",
-    label = "the typed client would decode the wrong type",
-    note = "write the return type as `std::result::Result<T, E>`, or name the alias without `Result` as its last segment"
+    message = "this procedure succeeds with `{Self}`, not `{T}`: its `Result` is an alias whose arguments are not `<T, E>`",
+    label = "the typed client would decode `{T}`",
+    note = "write `std::result::Result<{Self}, E>`"
 )]
 pub trait SucceedsWith<T> {
     /// What a generated check reads.
@@ -207,7 +208,7 @@ pub trait SucceedsWith<T> {
     const __QUALIFIES: () = ();
 }
 #[diagnostic::do_not_recommend]
-impl<T, E> SucceedsWith<T> for Result<T, E> {}
+impl<T> SucceedsWith<T> for T {}
 
 /// What a bespoke tool returns: `Result<T, E>` with `T` a tool output and `E` a failure.
 #[diagnostic::on_unimplemented(
