@@ -4,6 +4,12 @@
 //! Streamable HTTP). The root tools `roster_set` and
 //! `roster_narrow` move the roster; agents then get `list_changed`, and names a past roster
 //! served are refused by name.
+//!
+//! Built with the `redis` feature, `-- --http 127.0.0.1:PORT --redis redis://127.0.0.1:6379/`
+//! keeps the roster in a shared log in Redis: several instances replay the same rosters in the
+//! same order, so a reroster through any of them re-composes every one (each sends
+//! `list_changed` to its own sessions) and a retired name is refused with the same sentence
+//! everywhere.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -87,6 +93,8 @@ pub struct Host {
     tenants: Mutex<BTreeMap<String, Arc<Tenant>>>,
     narrowed: Mutex<BTreeSet<String>>,
     served: OnceLock<ServedMcp>,
+    #[cfg(feature = "redis")]
+    shared: OnceLock<shared::Roster>,
 }
 
 impl Host {
@@ -193,13 +201,117 @@ fn refused(e: CompositionError) -> Failure {
 /// Serve exactly these tenants; answers the new list of sibling keys.
 #[tool(mutates)]
 pub async fn roster_set(args: RosterSet, client: &BundleClient) -> Result<Vec<String>, Failure> {
-    host_of(client)?.set(&args.keys).await.map_err(refused)
+    let host = host_of(client)?;
+    #[cfg(feature = "redis")]
+    if let Some(roster) = host.shared.get() {
+        return roster.propose(serde_json::json!({ "set": args.keys })).await;
+    }
+    host.set(&args.keys).await.map_err(refused)
 }
 
 /// Keep this tenant but expose only its `ops.run`; answers the new list of sibling keys.
 #[tool(mutates)]
 pub async fn roster_narrow(args: RosterNarrow, client: &BundleClient) -> Result<Vec<String>, Failure> {
-    host_of(client)?.narrow(&args.key).await.map_err(refused)
+    let host = host_of(client)?;
+    #[cfg(feature = "redis")]
+    if let Some(roster) = host.shared.get() {
+        return roster.propose(serde_json::json!({ "narrow": args.key })).await;
+    }
+    host.narrow(&args.key).await.map_err(refused)
+}
+
+/// The roster in a shared log (feature `redis`): every instance applies every roster change in
+/// the log's order, the one that proposed it included, so all of them compose the same
+/// generations and hold the same tombstones.
+#[cfg(feature = "redis")]
+pub mod shared {
+    use super::{Host, refused};
+    use serde_json::Value;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use surface::store::SharedLog;
+    use surface::{Failure, FailureKind};
+
+    /// The log and what applying each generation answered here.
+    pub struct Roster {
+        log: SharedLog,
+        answers: Mutex<HashMap<u64, Result<Vec<String>, Failure>>>,
+        applied: tokio::sync::watch::Sender<u64>,
+    }
+
+    impl Roster {
+        /// Appends a roster change and answers what applying it answered on this instance
+        /// (every instance answers the same).
+        pub async fn propose(&self, change: Value) -> Result<Vec<String>, Failure> {
+            let generation = self
+                .log
+                .append(&change)
+                .map_err(|e| Failure::new(FailureKind::Error, e.to_string()))?;
+            let mut applied = self.applied.subscribe();
+            let waited =
+                tokio::time::timeout(Duration::from_secs(10), applied.wait_for(|g| *g >= generation)).await;
+            if !matches!(waited, Ok(Ok(_))) {
+                return Err(Failure::new(
+                    FailureKind::Error,
+                    format!("roster generation {generation} was not applied here within 10 s"),
+                ));
+            }
+            self.answers
+                .lock()
+                .unwrap()
+                .remove(&generation)
+                .unwrap_or_else(|| Err(Failure::new(FailureKind::Error, "roster answer lost")))
+        }
+    }
+
+    async fn apply(host: &Host, change: &Value) -> Result<Vec<String>, Failure> {
+        if let Some(keys) = change.get("set") {
+            let keys: Vec<String> = serde_json::from_value(keys.clone()).unwrap_or_default();
+            host.set(&keys).await.map_err(refused)
+        } else if let Some(key) = change.get("narrow").and_then(Value::as_str) {
+            host.narrow(key).await.map_err(refused)
+        } else {
+            Err(Failure::new(
+                FailureKind::Error,
+                format!("not a roster change: {change}"),
+            ))
+        }
+    }
+
+    /// Replays the log's history onto `host` (so it composes what every other instance does),
+    /// then follows it.
+    pub async fn share(host: Arc<Host>, log: SharedLog) -> Result<(), surface::store::StoreError> {
+        let (history, mut later) = log.follow()?;
+        let mut generation = 0;
+        for change in &history {
+            generation += 1;
+            let _ = apply(&host, change).await;
+        }
+        let roster = Roster {
+            log,
+            answers: Mutex::new(HashMap::new()),
+            applied: tokio::sync::watch::channel(generation).0,
+        };
+        let _ = host.shared.set(roster);
+        tokio::spawn(async move {
+            loop {
+                match later.recv().await {
+                    Ok((generation, change)) => {
+                        let answer = apply(&host, &change).await;
+                        let roster = host.shared.get().expect("set above");
+                        roster.answers.lock().unwrap().insert(generation, answer);
+                        roster.applied.send_replace(generation);
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        eprintln!("bundle: {n} roster changes were missed; restart this instance");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Ok(())
+    }
 }
 
 /// The bundle served over `host`, with tenants `a` and `b` standing.
@@ -236,9 +348,32 @@ pub fn start(host: Arc<Host>) -> Result<ServedMcp, CompositionError> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
     surface::mcp::init_tracing();
-    let served = start(Arc::new(Host::default()))?;
+    let host = Arc::new(Host::default());
+    let served = start(host.clone())?;
     match std::env::args().skip(1).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,
+        [flag, addr, redis, url] if flag == "--http" && redis == "--redis" => {
+            #[cfg(feature = "redis")]
+            {
+                let store = surface::store::RedisStore::connect(url, "bundle")?;
+                shared::share(host, store.log("roster")?).await?;
+                let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?);
+                let http = served.serve_http(options).await?;
+                eprintln!(
+                    "surface-mcp: serving MCP over Streamable HTTP at {} (roster in {url})",
+                    http.url()
+                );
+                http.waiting().await?;
+            }
+            #[cfg(not(feature = "redis"))]
+            {
+                let _ = (host, addr, url);
+                eprintln!(
+                    "bundle: --redis needs the `redis` feature: cargo run --features redis --example bundle -- --http ADDR --redis URL"
+                );
+                std::process::exit(2);
+            }
+        }
         [flag, addr] if flag == "--http" => {
             let http = served
                 .serve_http(surface::mcp::HttpOptions::new(
@@ -249,7 +384,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             http.waiting().await?;
         }
         _ => {
-            eprintln!("usage: bundle [--http ADDR]   (no flag: MCP on stdio)");
+            eprintln!("usage: bundle [--http ADDR [--redis URL]]   (no flag: MCP on stdio)");
             std::process::exit(2);
         }
     }

@@ -350,6 +350,18 @@ impl Session {
         answer_of(&exchange(self.addr, &self.headers(), &body.to_string()).await)
     }
 
+    async fn tool_names(&self) -> Vec<String> {
+        let answer = self.request("tools/list", json!({})).await;
+        let mut names: Vec<String> = answer["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("tools/list answers: {answer}"))
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        names.sort();
+        names
+    }
+
     async fn call(&self, tool: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({"name": tool, "arguments": arguments}))
             .await["result"]
@@ -368,6 +380,19 @@ impl Session {
     /// Opens the session's standalone SSE stream: the URIs of the `resources/updated` it
     /// carries.
     async fn updates(&self) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+        self.notifications("notifications/resources/updated", |params| {
+            params["uri"].as_str().unwrap_or_default().to_owned()
+        })
+        .await
+    }
+
+    /// Opens the session's standalone SSE stream: what `pick` takes from the params of each
+    /// notification `method` it carries.
+    async fn notifications<T: Send + 'static>(
+        &self,
+        method: &'static str,
+        pick: fn(&Value) -> T,
+    ) -> tokio::sync::mpsc::UnboundedReceiver<T> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
         let head = format!(
@@ -381,10 +406,8 @@ impl Session {
                 if let Some(m) = line
                     .strip_prefix("data: ")
                     .and_then(|d| serde_json::from_str::<Value>(d).ok())
-                    && m["method"] == "notifications/resources/updated"
-                    && tx
-                        .send(m["params"]["uri"].as_str().unwrap_or_default().to_owned())
-                        .is_err()
+                    && m["method"] == method
+                    && tx.send(pick(&m["params"])).is_err()
                 {
                     return;
                 }
@@ -643,4 +666,200 @@ async fn an_instance_killed_mid_load_loses_no_acknowledged_write() {
     distinct.sort();
     distinct.dedup();
     assert_eq!(distinct.len(), acknowledged.len(), "no pid handed out twice");
+}
+
+// ---- the scale-out benchmark (bench/scaleout runs it in release; ignored by default) ----
+
+/// One keep-alive connection's worth of calls: `tools/call name args` `calls` times, each
+/// answered before the next; the latency of each.
+async fn worker(addr: SocketAddr, tool: &str, args: &Value, calls: usize) -> Vec<Duration> {
+    let session = Session::open(addr).await;
+    let mut stream = tokio::io::BufReader::new(tokio::net::TcpStream::connect(addr).await.unwrap());
+    let mut latencies = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n\r\n{body}",
+            session.id,
+            body.len()
+        );
+        let started = Instant::now();
+        stream.get_mut().write_all(request.as_bytes()).await.unwrap();
+        // The head, then a chunked SSE body that ends after the answer.
+        let mut line = String::new();
+        let mut chunked = false;
+        loop {
+            line.clear();
+            stream.read_line(&mut line).await.unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            chunked |= line
+                .to_ascii_lowercase()
+                .starts_with("transfer-encoding: chunked");
+        }
+        assert!(chunked, "an SSE answer");
+        let mut answer = Vec::new();
+        loop {
+            line.clear();
+            stream.read_line(&mut line).await.unwrap();
+            let size = usize::from_str_radix(line.trim(), 16).unwrap();
+            let mut chunk = vec![0; size + 2];
+            stream.read_exact(&mut chunk).await.unwrap();
+            answer.extend_from_slice(&chunk[..size]);
+            if size == 0 {
+                break;
+            }
+        }
+        latencies.push(started.elapsed());
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.contains("\"isError\":false"), "{answer}");
+    }
+    latencies
+}
+
+/// `workers` connections spread round-robin over `addrs`, `calls` each: calls/s and p50/p99.
+async fn load(
+    addrs: &[SocketAddr],
+    tool: &str,
+    args: Value,
+    workers: usize,
+    calls: usize,
+) -> (f64, Duration, Duration) {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|w| {
+            let (addr, tool, args) = (addrs[w % addrs.len()], tool.to_owned(), args.clone());
+            tokio::spawn(async move { worker(addr, &tool, &args, calls).await })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let elapsed = started.elapsed();
+    all.sort();
+    let at = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
+    (all.len() as f64 / elapsed.as_secs_f64(), at(0.50), at(0.99))
+}
+
+/// calls/s and p99 of the same pipelined load (`SCALEOUT_WORKERS` connections, default 16,
+/// each with one call in flight, `SCALEOUT_CALLS` calls each, default 500) on one instance in
+/// memory, and on one, two and three instances sharing one Redis; for a read (`load_sample`:
+/// one Redis round trip) and a write (`proc_spawn`: six).
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a benchmark: bench/scaleout runs it in release"]
+async fn scaleout_benchmark() {
+    let Some(redis) = Redis::start("scaleout_benchmark") else {
+        return;
+    };
+    let env = |name, default| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (workers, calls): (usize, usize) = (env("SCALEOUT_WORKERS", 16), env("SCALEOUT_CALLS", 500));
+    let bin = std::env::var_os("SCALEOUT_OPS").map_or_else(ops_binary, PathBuf::from);
+    println!("scaleout: {workers} connections x {calls} calls, one call in flight on each");
+    println!("| instances | store | tool | calls/s | p50 ms | p99 ms |");
+    println!("|---|---|---|---|---|---|");
+    for (n, store) in [(1, "memory"), (1, "redis"), (2, "redis"), (3, "redis")] {
+        let mut children = Vec::new();
+        let mut addrs = Vec::new();
+        for _ in 0..n {
+            let (child, addr) = if store == "memory" {
+                common::raw_http::spawn_serving(&bin, &["--http", "127.0.0.1:0"]).await
+            } else {
+                ops_instance(&bin, &redis).await
+            };
+            children.push(child);
+            addrs.push(addr);
+        }
+        for (tool, args) in [
+            ("load_sample", json!({})),
+            ("proc_spawn", json!({"name": "bench"})),
+        ] {
+            load(&addrs, tool, args.clone(), workers, calls / 10).await; // warm-up
+            let (rate, p50, p99) = load(&addrs, tool, args, workers, calls).await;
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            println!(
+                "| {n} | {store} | {tool} | {rate:.0} | {:.2} | {:.2} |",
+                ms(p50),
+                ms(p99)
+            );
+        }
+    }
+}
+
+/// `bundle --http 127.0.0.1:0 --redis URL` (built with the `redis` feature).
+async fn bundle_instance(redis: &Redis) -> (tokio::process::Child, SocketAddr) {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--features", "redis", "--example", "bundle"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "bundle builds with the redis feature");
+    let bin = ops_binary().with_file_name("bundle");
+    let url = redis.url();
+    common::raw_http::spawn_serving(&bin, &["--http", "127.0.0.1:0", "--redis", &url]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reroster_through_one_instance_recomposes_every_instance() {
+    let Some(redis) = Redis::start("a_reroster_through_one_instance_recomposes_every_instance") else {
+        return;
+    };
+    let (_a, a_addr) = bundle_instance(&redis).await;
+    let (_b, b_addr) = bundle_instance(&redis).await;
+    let (on_a, on_b) = (Session::open(a_addr).await, Session::open(b_addr).await);
+    let mut a_lists = on_a
+        .notifications("notifications/tools/list_changed", |_| ())
+        .await;
+    let mut b_lists = on_b
+        .notifications("notifications/tools/list_changed", |_| ())
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(on_b.tool_names().await.contains(&"b_ops_run".to_owned()));
+
+    let set = on_a.call("roster_set", json!({"keys": ["a", "c"]})).await;
+    assert_eq!(set["isError"], false, "{set}");
+    for (name, lists) in [("A", &mut a_lists), ("B", &mut b_lists)] {
+        let heard = tokio::time::timeout(Duration::from_secs(10), lists.recv()).await;
+        assert!(
+            matches!(heard, Ok(Some(()))),
+            "{name}'s session hears list_changed"
+        );
+    }
+    let (a_tools, b_tools) = (on_a.tool_names().await, on_b.tool_names().await);
+    assert_eq!(a_tools, b_tools, "both instances serve the same roster");
+    assert!(b_tools.contains(&"c_ops_run".to_owned()), "{b_tools:?}");
+    assert!(!b_tools.contains(&"b_ops_run".to_owned()), "{b_tools:?}");
+    assert_eq!(
+        on_b.call("c_ops_run", json!({})).await["structuredContent"]["value"],
+        "c",
+        "the new tenant answers on B"
+    );
+
+    // The retired name: refused with the same sentence on every instance.
+    let retired = json!({"name": "b_ops_run", "arguments": {}});
+    let on_a_refusal = on_a.request("tools/call", retired.clone()).await;
+    let on_b_refusal = on_b.request("tools/call", retired.clone()).await;
+    let sentence = |v: &Value| {
+        v["error"]["message"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| text(&v["result"]))
+    };
+    assert!(sentence(&on_a_refusal).contains("b_ops_run"), "{on_a_refusal}");
+    assert_eq!(sentence(&on_a_refusal), sentence(&on_b_refusal));
+
+    // A third instance started now replays the roster history: same tools, same tombstones.
+    let (_c, c_addr) = bundle_instance(&redis).await;
+    let on_c = Session::open(c_addr).await;
+    assert_eq!(on_c.tool_names().await, a_tools);
+    let on_c_refusal = on_c.request("tools/call", retired).await;
+    assert_eq!(sentence(&on_c_refusal), sentence(&on_a_refusal));
 }

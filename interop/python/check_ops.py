@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager
 import anyio
 import mcp_types as types
 from mcp import Client
+from report import Checks, text_of
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -37,22 +38,7 @@ RESOURCES = {
 }
 TEMPLATES = {"surface://collections/processes/{id}"}
 
-failures = 0
-passes = 0
-
-
-def check(label: str, ok: bool, detail: object = "") -> None:
-    global failures, passes
-    if ok:
-        passes += 1
-        print(f"PASS python {label}")
-    else:
-        failures += 1
-        print(f"FAIL python {label}: {detail}")
-
-
-def text_of(result: types.CallToolResult) -> str:
-    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+check = Checks("python")
 
 
 @asynccontextmanager
@@ -197,8 +183,7 @@ async def main() -> int:
                 await scenario(transport, mode)
             except Exception as e:  # noqa: BLE001 - a crash is one more failure, reported with its cause
                 check(f"{transport}/{mode} session ran to the end", False, repr(e))
-    print(f"python: {passes} passed, {failures} failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

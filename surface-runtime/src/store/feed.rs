@@ -11,14 +11,21 @@ use futures::StreamExt;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-/// One publication on the channel.
+/// One publication on the channel: a member's change, or a shared log's new entry.
 #[derive(serde::Deserialize)]
 struct Published {
-    member: String,
-    change: Change,
-    /// A stream chunk's entry id.
     #[serde(default)]
-    entry: Option<String>,
+    member: Option<String>,
+    #[serde(default)]
+    change: Option<Change>,
+    /// A stream chunk's entry id, or a log's entry.
+    #[serde(default)]
+    entry: Option<serde_json::Value>,
+    /// The log appended to.
+    #[serde(default)]
+    log: Option<String>,
+    #[serde(default)]
+    generation: u64,
 }
 
 /// Starts following `inner`'s channel; answers once the first subscription is in place (so no
@@ -106,18 +113,39 @@ fn deliver(inner: &Inner, payload: &[u8]) {
         );
         return;
     };
+    if let Some(log) = published.log {
+        if let (Some(followers), Some(entry)) =
+            (inner.logs().into_iter().find(|(n, _)| *n == log), published.entry)
+        {
+            followers.1.deliver(published.generation, entry);
+        }
+        return;
+    }
+    let (Some(member), Some(change)) = (published.member, published.change) else {
+        return;
+    };
+    let entry = published.entry.as_ref().and_then(|e| e.as_str());
     if let Some(attached) = inner.attached().as_ref() {
-        (attached.deliver)(&published.member, published.change, published.entry.as_deref());
+        (attached.deliver)(&member, change, entry);
     }
 }
 
-/// Every member hears one `Lagged`; streams first move their mark to the last stored entry.
+/// Every member hears one `Lagged`; streams first move their mark to the last stored entry;
+/// each log hands on the entries appended meanwhile.
 async fn resync(inner: &Inner) {
+    let mut con = inner.con();
+    for (name, followers) in inner.logs() {
+        match super::log::missed(&mut con, &followers).await {
+            Ok(entries) => entries
+                .into_iter()
+                .for_each(|(generation, entry)| followers.deliver(generation, entry)),
+            Err(e) => tracing::warn!("surface store: log {name} could not catch up: {e}"),
+        }
+    }
     let members = match inner.attached().as_ref() {
         Some(a) => a.members.clone(),
         None => return,
     };
-    let mut con = inner.con();
     for (name, kind, key) in members {
         let entry = match kind {
             MemberKind::Stream => last_entry(&mut con, &key)

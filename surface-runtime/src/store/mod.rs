@@ -34,8 +34,10 @@
 //! ```
 
 mod feed;
+mod log;
 mod remote;
 
+pub use log::{LogEntries, SharedLog};
 pub use remote::Remote;
 pub(crate) use remote::entry_id;
 
@@ -93,6 +95,7 @@ pub(crate) struct Inner {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     attached: RwLock<Option<Attached>>,
+    logs: Mutex<std::collections::HashMap<String, Arc<log::Followers>>>,
 }
 
 impl Drop for Inner {
@@ -159,6 +162,7 @@ impl RedisStore {
             runtime: Mutex::new(Some(runtime)),
             handle,
             attached: RwLock::new(None),
+            logs: Mutex::new(std::collections::HashMap::new()),
         });
         feed::start(client, &inner)
             .map_err(|e| StoreError::new(format!("the store's change feed did not start ({url}): {e}")))?;
@@ -223,7 +227,43 @@ impl RedisStore {
     }
 }
 
+impl RedisStore {
+    /// The shared log `name` of this surface (see [`SharedLog`]): entries every instance reads
+    /// in one order.
+    pub fn log(&self, name: &str) -> Result<SharedLog, StoreError> {
+        SharedLog::open(self.inner.clone(), name)
+    }
+}
+
 impl Inner {
+    /// This instance's followers of the log `name`, made by `make` the first time.
+    pub(crate) fn log_followers(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> Arc<log::Followers>,
+    ) -> Arc<log::Followers> {
+        lock(&self.logs)
+            .entry(name.to_owned())
+            .or_insert_with(make)
+            .clone()
+    }
+
+    pub(crate) fn logs(&self) -> Vec<(String, Arc<log::Followers>)> {
+        lock(&self.logs)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Runs `fut` on the store's runtime and waits for it, outside any call's fault slot.
+    pub(crate) fn wait<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        wait(&self.handle, fut)
+            .map_err(|e| StoreError::new(format!("the store is unreachable ({}): {e}", self.url)))
+    }
+
     pub(crate) fn prefix(&self) -> &str {
         &self.prefix
     }

@@ -334,7 +334,7 @@ impl Remote {
         let held = token.clone();
         let got = self.store.block(async move {
             let deadline = Instant::now() + OP_TIMEOUT - Duration::from_millis(500);
-            let mut pause = Duration::from_micros(200);
+            let mut pause = Duration::from_micros(100);
             loop {
                 let (won, value): (i64, Option<String>) = LEASE
                     .key(&lease_key)
@@ -351,7 +351,7 @@ impl Remote {
                     return Ok(None);
                 }
                 tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(20));
+                pause = (pause * 2).min(Duration::from_millis(5));
             }
         })?;
         match got {
