@@ -199,13 +199,13 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     let keys = if input.entries.iter().any(Entry::is_procedure) {
         quote! {
             const KEYS: (&str, &[::surface::MemberSpec], &[&str]) =
-                <#alias as ::surface::__private::keys::Keys>::KEYS;
+                <#alias as ::surface::SurfaceKeys>::KEYS;
             const DECLARED: &[&str] = KEYS.2;
         }
     } else {
         quote! {
             const KEYS: (&str, &[::surface::MemberSpec]) =
-                <#alias as ::surface::__private::keys::MemberKeys>::KEYS;
+                <#alias as ::surface::SurfaceMemberKeys>::KEYS;
         }
     };
     quote! {

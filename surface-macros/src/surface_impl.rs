@@ -4,7 +4,7 @@
 //! method name being the verb) methods are `async fn(&self)` or `async fn(&self, input: T)`
 //! returning `Result<O, E>`. Other items pass through untouched.
 //! Pipeline: parse → validate (names, receivers, arity, asyncness, duplicates; every error
-//! spanned at the user's token) → expand `SurfaceProcedures`, the `Keys` `expose!` looks keys
+//! spanned at the user's token) → expand `SurfaceProcedures`, the `SurfaceKeys` `expose!` looks keys
 //! up in (the one place this expansion names the struct's half, at the user's `Ops`), and the
 //! client's namespaces (`OpsProcedures::proc()` → `OpsProcNamespace`), declared here.
 //! A procedure with a mistake is reported and left out of the spec, the dispatch and the client
@@ -124,94 +124,22 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<Strin
         if !declared.contains(&name) {
             declared.push(name.clone());
         }
-        if let Err(why) = names::check_procedure_name(&name) {
-            errors.push(syn::Error::new(name_span, why));
-            continue;
-        }
+        let tool = match check_name(&name, name_span, &procedures) {
+            Ok(tool) => tool,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
         let (namespace, verb) = name.rsplit_once('.').expect("checked");
-        let tool = format!("{namespace}_{verb}");
-        if tool.len() > names::MAX_TOOL_NAME {
-            errors.push(syn::Error::new(
-                name_span,
-                format!(
-                    "procedure \"{name}\" becomes the tool name `{tool}`, {} characters: MCP clients accept at most {}; shorten the name",
-                    tool.len(),
-                    names::MAX_TOOL_NAME
-                ),
-            ));
-            continue;
-        }
-        if let Some(other) = procedures.iter().find(|p| p.tool == tool && p.name != name) {
-            errors.push(syn::Error::new(
-                name_span,
-                format!(
-                    "procedures \"{}\" and \"{name}\" both become the tool name `{tool}`: rename one",
-                    other.name
-                ),
-            ));
-            continue;
-        }
-        if let Some(first) = procedures.iter().find(|p| p.name == name) {
-            errors.push(syn::Error::new(
-                name_span,
-                format!(
-                    "procedure \"{name}\" is declared twice (first by `{}`)",
-                    first.method
-                ),
-            ));
-            continue;
-        }
-        let sig = &f.sig;
-        let mut valid = true;
-        if sig.asyncness.is_none() {
-            errors.at(
-                sig.fn_token,
-                format!("procedure \"{name}\" must be an `async fn`"),
-            );
-            valid = false;
-        }
-        let mut inputs = sig.inputs.iter();
-        match inputs.next() {
-            Some(FnArg::Receiver(r)) if matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) => {}
-            Some(FnArg::Receiver(r)) => {
-                errors.at(r, format!("procedure \"{name}\" takes `&self`: procedures run concurrently, so state lives in members or interior-mutable fields"));
-                valid = false;
-            }
-            _ => {
-                errors.at(&sig.ident, format!("procedure \"{name}\" takes `&self` first"));
-                valid = false;
-            }
-        }
-        let input = match inputs.next() {
-            Some(FnArg::Typed(t)) => Some((*t.ty).clone()),
-            _ => None,
-        };
-        let extra: Vec<&FnArg> = inputs.collect();
-        if !extra.is_empty() {
-            errors.at(
-                quote!(#(#extra),*),
-                format!("procedure \"{name}\" takes one input at most: put these fields in one input struct"),
-            );
-            valid = false;
-        }
-        let output = match &sig.output {
-            ReturnType::Type(_, ty) => (**ty).clone(),
-            ReturnType::Default => {
-                errors.at(
-                    &sig.ident,
-                    format!("procedure \"{name}\" must return `Result<T, E>`"),
-                );
-                valid = false;
-                syn::parse_quote!(())
-            }
-        };
+        let (input, output, valid) = signature(&f.sig, &name, errors);
         procedures.push(Procedure {
             tool,
             namespace: namespace.to_owned(),
             verb: verb.to_owned(),
             name: name.clone(),
             name_span,
-            method: sig.ident.clone(),
+            method: f.sig.ident.clone(),
             input,
             output,
             doc: doc_text(&f.attrs),
@@ -219,6 +147,93 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<Strin
         });
     }
     (procedures, declared)
+}
+
+/// The tool name `name` becomes (`proc.kill` → `proc_kill`), or why it cannot be declared: an
+/// invalid name, a tool name over the limit, one another procedure already mints, or a
+/// name declared twice.
+fn check_name(name: &str, span: Span, procedures: &[Procedure]) -> syn::Result<String> {
+    names::check_procedure_name(name).map_err(|why| syn::Error::new(span, why))?;
+    let (namespace, verb) = name.rsplit_once('.').expect("checked");
+    let tool = format!("{namespace}_{verb}");
+    if tool.len() > names::MAX_TOOL_NAME {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "procedure \"{name}\" becomes the tool name `{tool}`, {} characters: MCP clients accept at most {}; shorten the name",
+                tool.len(),
+                names::MAX_TOOL_NAME
+            ),
+        ));
+    }
+    if let Some(other) = procedures.iter().find(|p| p.tool == tool && p.name != name) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "procedures \"{}\" and \"{name}\" both become the tool name `{tool}`: rename one",
+                other.name
+            ),
+        ));
+    }
+    if let Some(first) = procedures.iter().find(|p| p.name == name) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "procedure \"{name}\" is declared twice (first by `{}`)",
+                first.method
+            ),
+        ));
+    }
+    Ok(tool)
+}
+
+/// The input and return types of procedure `name`'s method, and whether its signature is
+/// right (`async fn(&self[, input: T]) -> R`; each mistake reported at its token).
+fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> (Option<Type>, Type, bool) {
+    let mut valid = true;
+    if sig.asyncness.is_none() {
+        errors.at(
+            sig.fn_token,
+            format!("procedure \"{name}\" must be an `async fn`"),
+        );
+        valid = false;
+    }
+    let mut inputs = sig.inputs.iter();
+    match inputs.next() {
+        Some(FnArg::Receiver(r)) if matches!(r.kind, syn::ReceiverKind::Reference(_, _, None)) => {}
+        Some(FnArg::Receiver(r)) => {
+            errors.at(r, format!("procedure \"{name}\" takes `&self`: procedures run concurrently, so state lives in members or interior-mutable fields"));
+            valid = false;
+        }
+        _ => {
+            errors.at(&sig.ident, format!("procedure \"{name}\" takes `&self` first"));
+            valid = false;
+        }
+    }
+    let input = match inputs.next() {
+        Some(FnArg::Typed(t)) => Some((*t.ty).clone()),
+        _ => None,
+    };
+    let extra: Vec<&FnArg> = inputs.collect();
+    if !extra.is_empty() {
+        errors.at(
+            quote!(#(#extra),*),
+            format!("procedure \"{name}\" takes one input at most: put these fields in one input struct"),
+        );
+        valid = false;
+    }
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default => {
+            errors.at(
+                &sig.ident,
+                format!("procedure \"{name}\" must return `Result<T, E>`"),
+            );
+            valid = false;
+            syn::parse_quote!(())
+        }
+    };
+    (input, output, valid)
 }
 
 /// `#[procedure("proc.kill")]` or `#[procedure(ns = "proc")]` (the verb is the method name).
@@ -322,7 +337,7 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
         #item
 
         #[automatically_derived]
-        impl ::surface::__private::keys::Keys for #self_ty {
+        impl ::surface::SurfaceKeys for #self_ty {
             const KEYS: (&'static str, &'static [::surface::MemberSpec], &'static [&'static str]) = (
                 #members::NAME,
                 #members::MEMBERS,

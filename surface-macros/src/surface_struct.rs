@@ -297,100 +297,48 @@ fn member_checks(m: &Member) -> TokenStream {
 
 fn emit(model: &Model) -> TokenStream {
     let item = &model.item;
-    let ident = &item.ident;
-    let vis = &item.vis;
-    let name = ident.to_string();
-    let doc = doc_text(&item.attrs);
-    let client = names::client(ident);
-    let members = &model.members;
-    // `Ops` spanned like the rest of the expansion, so the error of a surface without its
-    // `#[surface]` impl block (in `SPEC` and in `direct`) is one error at the attribute.
-    let mut surface = ident.clone();
-    surface.set_span(Span::call_site());
-
-    let checks: Vec<TokenStream> = members
-        .iter()
-        .map(|m| {
-            let cfgs = &m.cfgs;
-            let checks = member_checks(m);
-            if cfgs.is_empty() {
-                checks
-            } else {
-                quote!(#(#cfgs)* { #checks })
-            }
-        })
-        .collect();
-
-    let specs = members.iter().map(|m| {
-        let member = &m.name;
-        let kind = Ident::new(m.kind.row().container, Span::call_site());
-        let doc = &m.doc;
-        let value = type_spec(&m.value);
-        let key = match &m.key {
-            Some(k) => {
-                let k = type_spec(k);
-                quote!(::core::option::Option::Some(#k))
-            }
-            None => quote!(::core::option::Option::None),
-        };
-        let cfgs = &m.cfgs;
-        quote! {
-            #(#cfgs)*
-            ::surface::MemberSpec {
-                name: #member,
-                kind: ::surface::MemberKind::#kind,
-                doc: #doc,
-                value: #value,
-                key: #key,
-            }
-        }
-    });
-
-    let arms = members.iter().map(|m| {
-        let field = &m.ident;
-        let member = &m.name;
-        let cfgs = &m.cfgs;
-        let live = Kind::function(m.kind.row().live_fn, Span::call_site());
-        let args = m.type_args();
-        quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live::<#args>(&self.#field)),)
-    });
-
-    let accessors = members.iter().filter(|m| !m.reserved).map(|m| {
-        let field = &m.ident;
-        let member = &m.name;
-        let cfgs = &m.cfgs;
-        let checks = member_checks(m);
-        let doc = doc_attrs(&if m.doc.is_empty() {
-            format!("The `{member}` member.")
-        } else {
-            m.doc.clone()
-        });
-        let row = m.kind.row();
-        let client = Kind::path(row.client);
-        let client_fn = Kind::function(row.client_fn, Span::call_site());
-        let args = m.type_args();
-        let ty = quote!(#client<'_, #args>);
-        let new = quote!(#client_fn::<#args>(&**::surface::SurfaceClient::dispatch(self), #member));
-        quote! {
-            #(#cfgs)*
-            #doc
-            pub fn #field(&self) -> #ty {
-                #checks
-                #new
-            }
-        }
-    });
-
-    let client_doc = doc_attrs(&format!(
-        "The typed client of [`{name}`]: one method per member, procedures by namespace.\n\n\
-         Namespaces are reached through `client.procedures()` and, by `Deref`, on the client\n\
-         itself (`client.proc()`). A member's accessor always owns its name: a namespace\n\
-         named like a member is reached through `client.procedures()` only."
-    ));
-
+    let members = members_impl(model);
+    let client = emit_client(model);
     quote! {
         #item
 
+        #members
+
+        #client
+    }
+}
+
+/// `ident` spanned like the rest of the expansion, so the error of a surface without its
+/// `#[surface]` impl block (in `SPEC` and in `direct`) is one error at the attribute.
+fn call_site_surface(ident: &Ident) -> Ident {
+    let mut surface = ident.clone();
+    surface.set_span(Span::call_site());
+    surface
+}
+
+/// A member's tokens under its `#[cfg]`s (a block, for statements).
+fn cfg_block(m: &Member, tokens: TokenStream) -> TokenStream {
+    let cfgs = &m.cfgs;
+    if cfgs.is_empty() {
+        tokens
+    } else {
+        quote!(#(#cfgs)* { #tokens })
+    }
+}
+
+/// `impl SurfaceMembers for Ops` (each member's checks once per body that needs them) and
+/// `Ops::SPEC`.
+fn members_impl(model: &Model) -> TokenStream {
+    let ident = &model.item.ident;
+    let name = ident.to_string();
+    let doc = doc_text(&model.item.attrs);
+    let client = names::client(ident);
+    let surface = call_site_surface(ident);
+    let members = &model.members;
+    let checks: Vec<TokenStream> = members.iter().map(|m| cfg_block(m, member_checks(m))).collect();
+    let specs = members.iter().map(member_spec);
+    let arms = members.iter().map(live_arm);
+    quote! {
         #[automatically_derived]
         impl ::surface::SurfaceMembers for #ident {
             const NAME: &'static str = #name;
@@ -420,6 +368,88 @@ fn emit(model: &Model) -> TokenStream {
             };
         }
 
+    }
+}
+
+/// One `MemberSpec`.
+fn member_spec(m: &Member) -> TokenStream {
+    let member = &m.name;
+    let kind = Ident::new(m.kind.row().container, Span::call_site());
+    let doc = &m.doc;
+    let value = type_spec(&m.value);
+    let key = match &m.key {
+        Some(k) => {
+            let k = type_spec(k);
+            quote!(::core::option::Option::Some(#k))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let cfgs = &m.cfgs;
+    quote! {
+        #(#cfgs)*
+        ::surface::MemberSpec {
+            name: #member,
+            kind: ::surface::MemberKind::#kind,
+            doc: #doc,
+            value: #value,
+            key: #key,
+        }
+    }
+}
+
+/// `"load" => Some(live_cell::<Load>(&self.load)),`
+fn live_arm(m: &Member) -> TokenStream {
+    let field = &m.ident;
+    let member = &m.name;
+    let cfgs = &m.cfgs;
+    let live = Kind::function(m.kind.row().live_fn, Span::call_site());
+    let args = m.type_args();
+    quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live::<#args>(&self.#field)),)
+}
+
+/// The client's accessor of one member: `pub fn load(&self) -> CellClient<'_, Load>`.
+fn accessor(m: &Member) -> TokenStream {
+    let field = &m.ident;
+    let member = &m.name;
+    let cfgs = &m.cfgs;
+    let checks = member_checks(m);
+    let doc = doc_attrs(&if m.doc.is_empty() {
+        format!("The `{member}` member.")
+    } else {
+        m.doc.clone()
+    });
+    let row = m.kind.row();
+    let client = Kind::path(row.client);
+    let client_fn = Kind::function(row.client_fn, Span::call_site());
+    let args = m.type_args();
+    let ty = quote!(#client<'_, #args>);
+    let new = quote!(#client_fn::<#args>(&**::surface::SurfaceClient::dispatch(self), #member));
+    quote! {
+        #(#cfgs)*
+        #doc
+        pub fn #field(&self) -> #ty {
+            #checks
+            #new
+        }
+    }
+}
+
+/// The typed client `OpsClient`: its accessors, `new`/`direct`/`procedures`, and `Deref` to
+/// the namespaces (`::surface::Procedures<Ops>`, which the impl block's expansion fills).
+fn emit_client(model: &Model) -> TokenStream {
+    let ident = &model.item.ident;
+    let vis = &model.item.vis;
+    let name = ident.to_string();
+    let client = names::client(ident);
+    let surface = call_site_surface(ident);
+    let accessors = model.members.iter().filter(|m| !m.reserved).map(accessor);
+    let client_doc = doc_attrs(&format!(
+        "The typed client of [`{name}`]: one method per member, procedures by namespace.\n\n\
+         Namespaces are reached through `client.procedures()` and, by `Deref`, on the client\n\
+         itself (`client.proc()`). A member's accessor always owns its name: a namespace\n\
+         named like a member is reached through `client.procedures()` only."
+    ));
+    quote! {
         #client_doc
         #[derive(Clone)]
         #vis struct #client {

@@ -154,52 +154,18 @@ fn is_lit(expr: &syn::Expr, text: &str) -> bool {
 }
 
 fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> TokenStream {
-    let vis = &item.vis;
     let ident = &item.sig.ident;
     let name = ident.unraw().to_string();
     let tool = names::tool(ident);
-    let doc = doc_text(&item.attrs);
-    let mutates = !args.read_only.is_present();
-    let title = bespoke::title(args.title.as_ref());
     let client_ty = &params.client;
-    let Input {
-        schema: input_schema,
-        decode,
-        pass: args_pass,
-    } = bespoke::input(params.args.as_ref());
-    // The last argument is the cancellation token or the whole call context (`FromCall`).
-    let cancel_pass = if params.call {
-        quote!(, ::surface::__private::FromCall::from_call(cancel))
-    } else {
-        quote!()
-    };
-    let cancel_unused = if params.call {
-        quote!()
-    } else {
-        quote!(let _ = cancel;)
-    };
-    // Every body that needs the input or output type to qualify starts with its check, spanned
-    // at the user's type, so a type that does not qualify is reported once (see
-    // `surface_struct::member_checks`).
-    let input_check = params.args.as_ref().map(checks::tool_input);
-    let output_check = checks::tool_result(output);
-    let render_check = args.render.as_ref().map(|r| match r.to_string().as_str() {
-        "audio" => checks::renders_audio(output, r.span()),
-        _ => checks::renders_image(output, r.span()),
-    });
-
-    // Spanned at the return type, like its check.
-    let mut function = ident.clone();
-    function.set_span(output.span());
-    let answer = quote_spanned! {output.span()=>
-        ::surface::__private::tool_answer::<#output>(#function(#args_pass client #cancel_pass).await)
-    };
+    let input = bespoke::input(params.args.as_ref());
+    let descriptor = descriptor(item, args, params, output, &input.schema);
+    let invoke = invoke(ident, params, output, &input);
     let companion = bespoke::companion(
-        vis,
+        &item.vis,
         &tool,
         &format!("The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`)."),
     );
-
     quote! {
         #item
 
@@ -214,35 +180,87 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
         impl ::surface::BespokeTool for #tool {
             type Client = #client_ty;
 
-            fn descriptor(&self) -> &'static ::surface::ToolDescriptor {
-                const DESCRIPTOR: ::surface::ToolDescriptor = {
-                    #input_check
-                    #render_check
-                    ::surface::ToolDescriptor {
-                        name: #name,
-                        title: #title,
-                        description: #doc,
-                        mutates: #mutates,
-                        input: #input_schema,
-                    }
-                };
-                &DESCRIPTOR
-            }
+            #descriptor
 
-            fn invoke<'a>(
-                &'a self,
-                args: ::surface::__private::serde_json::Value,
-                client: &'a #client_ty,
-                cancel: ::surface::CancellationToken,
-            ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::ToolOutput, ::surface::Failure>> {
-                ::surface::__private::FutureExt::boxed(async move {
-                    #input_check
-                    #output_check
-                    #decode
-                    #cancel_unused
-                    #answer
-                })
-            }
+            #invoke
+        }
+    }
+}
+
+/// `BespokeTool::descriptor`: a constant, which starts with the input's check and the render
+/// check (each spanned at the user's token, see `checks`).
+fn descriptor(
+    item: &ItemFn,
+    args: &ToolArgs,
+    params: &Params,
+    output: &Type,
+    schema: &TokenStream,
+) -> TokenStream {
+    let name = item.sig.ident.unraw().to_string();
+    let doc = doc_text(&item.attrs);
+    let mutates = !args.read_only.is_present();
+    let title = bespoke::title(args.title.as_ref());
+    let input_check = params.args.as_ref().map(checks::tool_input);
+    let render_check = args.render.as_ref().map(|r| match r.to_string().as_str() {
+        "audio" => checks::renders_audio(output, r.span()),
+        _ => checks::renders_image(output, r.span()),
+    });
+    quote! {
+        fn descriptor(&self) -> &'static ::surface::ToolDescriptor {
+            const DESCRIPTOR: ::surface::ToolDescriptor = {
+                #input_check
+                #render_check
+                ::surface::ToolDescriptor {
+                    name: #name,
+                    title: #title,
+                    description: #doc,
+                    mutates: #mutates,
+                    input: #schema,
+                }
+            };
+            &DESCRIPTOR
+        }
+    }
+}
+
+/// `BespokeTool::invoke`: the checks, the decoded input, then the function's answer.
+fn invoke(function: &Ident, params: &Params, output: &Type, input: &Input) -> TokenStream {
+    let client_ty = &params.client;
+    let Input { decode, pass, .. } = input;
+    // The last argument is the cancellation token or the whole call context (`FromCall`).
+    let (cancel_pass, cancel_unused) = if params.call {
+        (
+            quote!(, ::surface::__private::FromCall::from_call(cancel)),
+            quote!(),
+        )
+    } else {
+        (quote!(), quote!(let _ = cancel;))
+    };
+    // Every body that needs the input or output type to qualify starts with its check, spanned
+    // at the user's type, so a type that does not qualify is reported once (see
+    // `surface_struct::member_checks`).
+    let input_check = params.args.as_ref().map(checks::tool_input);
+    let output_check = checks::tool_result(output);
+    // Spanned at the return type, like its check.
+    let mut function = function.clone();
+    function.set_span(output.span());
+    let answer = quote_spanned! {output.span()=>
+        ::surface::__private::tool_answer::<#output>(#function(#pass client #cancel_pass).await)
+    };
+    quote! {
+        fn invoke<'a>(
+            &'a self,
+            args: ::surface::__private::serde_json::Value,
+            client: &'a #client_ty,
+            cancel: ::surface::CancellationToken,
+        ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::ToolOutput, ::surface::Failure>> {
+            ::surface::__private::FutureExt::boxed(async move {
+                #input_check
+                #output_check
+                #decode
+                #cancel_unused
+                #answer
+            })
         }
     }
 }

@@ -41,6 +41,10 @@ pub mod wire;
 #[path = "private.rs"]
 pub mod __private;
 
+/// What `expose!` looks keys up in (hidden: named here so compiler messages name it without a
+/// path).
+#[doc(hidden)]
+pub use __private::keys::{SurfaceKeys, SurfaceMemberKeys};
 /// The rules generated checks name (hidden: named here so compiler messages name them without
 /// a path).
 #[doc(hidden)]

@@ -34,7 +34,7 @@ pub mod keys {
     /// `SurfaceMembers`, spanned at the impl block's type), so a surface missing either half
     /// is one error: here when `expose!` names a surface without its impl block, there when
     /// the struct lacks `#[surface]`.
-    pub trait Keys {
+    pub trait SurfaceKeys {
         /// `(name, members, declared procedure names)`
         #[allow(clippy::type_complexity)]
         const KEYS: (&'static str, &'static [MemberSpec], &'static [&'static str]);
@@ -46,11 +46,11 @@ pub mod keys {
         label = "not declared with `#[surface]`",
         note = "add `#[surface]` above `struct {Self}` (its members); its `impl` block takes `#[surface]` too (its procedures)"
     )]
-    pub trait MemberKeys {
+    pub trait SurfaceMemberKeys {
         /// `(name, members)`
         const KEYS: (&'static str, &'static [MemberSpec]);
     }
-    impl<S: SurfaceMembers> MemberKeys for S {
+    impl<S: SurfaceMembers> SurfaceMemberKeys for S {
         const KEYS: (&'static str, &'static [MemberSpec]) = (S::NAME, S::MEMBERS);
     }
 }
