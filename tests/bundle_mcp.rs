@@ -188,6 +188,94 @@ fn refusals_name_what_collides_and_how_to_fix_it() {
     );
 }
 
+/// The problems `bundle!`'s compile-time check blames on every part of a static roster (the
+/// check is a const fn; called here at run time), one sentence each, sorted.
+fn checked(core: bool, siblings: &[&'static str], root: &'static [&'static str]) -> Vec<String> {
+    use surface::mcp::{__Culprit as Culprit, __StaticBundle, __static_bundle_problem_at, __static_member};
+    use surface::{StaticTool, rules::PROBLEM_SEPARATOR};
+    const TOOLS: &[&str] = &[<bundle::HereTool as StaticTool>::NAME];
+    let siblings: Vec<_> = siblings
+        .iter()
+        .map(|k| (*k, __static_member(TENANT, TOOLS)))
+        .collect();
+    let bundle = __StaticBundle {
+        core: core.then(|| __static_member(ops::EXPOSE, &[])),
+        siblings: Vec::leak(siblings),
+        root,
+    };
+    let mut parts = vec![Culprit::Whole];
+    if core {
+        parts.push(Culprit::Expose(None));
+    }
+    for i in 0..bundle.siblings.len() {
+        parts.extend([
+            Culprit::Key(i),
+            Culprit::Expose(Some(i)),
+            Culprit::Tool(Some(i), 0),
+        ]);
+    }
+    parts.extend((0..root.len()).map(Culprit::Root));
+    let mut found: Vec<String> = parts
+        .into_iter()
+        .filter_map(|at| __static_bundle_problem_at(&bundle, at))
+        .flat_map(|s| {
+            s.as_str()
+                .split(PROBLEM_SEPARATOR)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The same roster composed at boot, its problems sorted (the root tools by name: `a_here`,
+/// `a_ops_run`).
+fn composed(core: bool, siblings: &[&str], root: &[&str]) -> Vec<String> {
+    let mut server = McpServer::new("x", "0");
+    if core {
+        server = server.core(Member::new(ops::EXPOSE));
+    }
+    for key in siblings {
+        server = server.sibling(*key, tenant());
+    }
+    for name in root {
+        server = match *name {
+            "a_here" => server.root_tool(AHereTool),
+            "a_ops_run" => server.root_tool(AOpsRunTool),
+            other => panic!("no root tool {other} in this test"),
+        };
+    }
+    let mut found = problems(server.start());
+    found.sort();
+    found
+}
+
+/// One rule book: `bundle!`'s compile-time check and boot-time composition call the same rule
+/// functions and write the same sentences, every problem named (charset rules included).
+#[test]
+fn the_compile_time_check_and_boot_refuse_a_roster_in_the_same_words() {
+    let long = "a_sibling_key_that_goes_on_and_on_well_past_what_hosts_accept";
+    let cases: [(bool, &[&'static str], &'static [&'static str]); 6] = [
+        (false, &[], &[]),
+        (true, &["processes"], &[]),
+        (false, &["a"], &["a_here", "a_ops_run"]),
+        (false, &[long], &[]),
+        // A bad key, and the tool names it prefixes break the charset rule too.
+        (false, &["a b"], &[]),
+        (true, &["processes", "a/b", "a"], &["a_here"]),
+    ];
+    for (core, siblings, root) in cases {
+        let at_boot = composed(core, siblings, root);
+        assert!(!at_boot.is_empty(), "{siblings:?} {root:?} should be refused");
+        if siblings == ["a b"] {
+            // The key, and `a b_ops_run` and `a b_here`: every problem, not the first.
+            assert_eq!(at_boot.len(), 3, "{at_boot:?}");
+        }
+        assert_eq!(checked(core, siblings, root), at_boot, "{siblings:?} {root:?}");
+    }
+}
+
 /// `Member::new(..).tool(..)` erases the surface, so a tool over another surface's client
 /// compiles (`bundle!` refuses it at compile time); composition refuses it, naming both.
 #[test]

@@ -1,8 +1,7 @@
 //! The composition rules of a rooted bundle, written once: const-evaluable predicates and one
-//! [`Problem`] type whose sentence is built by a `const fn`, so that both boot-time composition
-//! (`table.rs`, every reroster — it calls these) and `bundle!`'s compile-time check
-//! (`mcp/static_bundle.rs`, which still carries its own copy and is next to move onto them) can
-//! apply one rule with one wording.
+//! [`Problem`] type whose sentence is built by a `const fn`. Boot-time composition (`table.rs`,
+//! every reroster) and `bundle!`'s compile-time check (`mcp/static_bundle.rs`) both call these,
+//! so one rule has one function and one wording.
 //!
 //! ```
 //! use surface_runtime::rules::{Problem, sibling_key_ok};
@@ -11,8 +10,31 @@
 //! assert!(p.sentence().as_str().starts_with("sibling key \"a b\" must be non-empty"));
 //! ```
 
+use crate::spec::MemberKind;
+
 /// Tool names hosts accept: at most this many characters of `[A-Za-z0-9_.-]`.
 pub const MAX_TOOL_NAME: usize = 64;
+
+/// What joins the sentences of a bundle refused for several problems.
+pub const PROBLEM_SEPARATOR: &str = "; ";
+
+/// The verbs of the read-only tools mirroring a member (`resource(mirror)`), each joined to
+/// the member's key: a cell `<k>_get`, a collection `<k>_keys` and `<k>_get`, a stream
+/// `<k>_read`; an event has none.
+///
+/// ```
+/// use surface_runtime::{MemberKind, rules::mirror_verbs};
+/// const COLLECTION: &[&str] = mirror_verbs(MemberKind::Collection);
+/// assert_eq!(COLLECTION, ["keys", "get"]);
+/// ```
+pub const fn mirror_verbs(kind: MemberKind) -> &'static [&'static str] {
+    match kind {
+        MemberKind::Cell => &["get"],
+        MemberKind::Collection => &["keys", "get"],
+        MemberKind::Stream => &["read"],
+        MemberKind::Event => &[],
+    }
+}
 
 /// Whether `b` may appear in a tool name (`[A-Za-z0-9_.-]`).
 pub const fn tool_name_byte_ok(b: u8) -> bool {
@@ -213,15 +235,19 @@ pub enum Problem<'a> {
         /// The key.
         key: &'a str,
     },
-    /// A tool name hosts refuse.
-    ToolNameLimits {
+    /// A tool or prompt name hosts refuse (see [`Name::ok`]).
+    NameLimits {
+        /// A tool's name or a prompt's.
+        of: NameOf,
         /// The name.
         name: Name<'a>,
         /// What produced it.
         origin: Origin<'a>,
     },
-    /// Two tools with one name.
-    ToolNameTwice {
+    /// Two tools (or two prompts) with one name.
+    NameTwice {
+        /// A tool's name or a prompt's.
+        of: NameOf,
         /// The name.
         name: Name<'a>,
         /// Its first claimant.
@@ -229,6 +255,26 @@ pub enum Problem<'a> {
         /// The second.
         second: Origin<'a>,
     },
+}
+
+/// Which namespace a name is in: tools and prompts follow the same name rules, each in its own
+/// namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameOf {
+    /// `tools/list`.
+    Tool,
+    /// `prompts/list`.
+    Prompt,
+}
+
+impl NameOf {
+    /// `"tool name \""` or `"prompt name \""`: how a sentence about it starts.
+    const fn opening(self) -> &'static str {
+        match self {
+            NameOf::Tool => "tool name \"",
+            NameOf::Prompt => "prompt name \"",
+        }
+    }
 }
 
 impl Problem<'_> {
@@ -258,20 +304,21 @@ impl Problem<'_> {
                 .push("\": surface://collections/")
                 .push(key)
                 .push("/{id} would address both — rename the sibling"),
-            Problem::ToolNameLimits { name, origin } => s
-                .push("tool name \"")
+            Problem::NameLimits { of, name, origin } => s
+                .push(of.opening())
                 .push_name(&name)
                 .push("\" (from ")
                 .push_origin(&origin)
                 .push(") breaks the client limits of at most ")
                 .push_usize(MAX_TOOL_NAME)
                 .push(" characters of [A-Za-z0-9_.-] — shorten or rename it"),
-            Problem::ToolNameTwice {
+            Problem::NameTwice {
+                of,
                 name,
                 first,
                 second,
             } => s
-                .push("tool name \"")
+                .push(of.opening())
                 .push_name(&name)
                 .push("\" is produced by both ")
                 .push_origin(&first)
@@ -316,6 +363,17 @@ impl Sentence {
     /// Whether nothing was written.
     pub const fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Appends `problem`'s sentence, after [`PROBLEM_SEPARATOR`] unless it is the first: the
+    /// list a refused bundle names, as boot-time composition joins it.
+    pub const fn push_problem(self, problem: &Problem) -> Sentence {
+        let s = if self.is_empty() {
+            self
+        } else {
+            self.push(PROBLEM_SEPARATOR)
+        };
+        problem.write(s)
     }
 
     /// Appends `text` (as much as fits, whole characters only).
@@ -411,7 +469,8 @@ mod tests {
             word: "proc.kill",
             place: Place::Sibling("t"),
         };
-        let p = Problem::ToolNameLimits {
+        let p = Problem::NameLimits {
+            of: NameOf::Tool,
             name: Name::whole("t_proc kill"),
             origin,
         };

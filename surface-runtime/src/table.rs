@@ -11,7 +11,7 @@
 use crate::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, SurfaceTool};
 use crate::expose::Exposure;
 use crate::failure::Failure;
-use crate::rules::{Name, Origin, Place, Problem, sibling_key_ok};
+use crate::rules::{Name, NameOf, Origin, Place, Problem, sibling_key_ok};
 use crate::schema::{self, InputSchema};
 use crate::spec::{MemberKind, MemberSpec};
 use crate::tool::{CancellationToken, ToolOutput};
@@ -254,12 +254,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
 /// assert_eq!(mirror_tool_names(MemberKind::Stream, "log"), ["log_read"]);
 /// ```
 pub fn mirror_tool_names(kind: MemberKind, key: &str) -> Vec<String> {
-    let verbs: &[&str] = match kind {
-        MemberKind::Cell => &["get"],
-        MemberKind::Collection => &["keys", "get"],
-        MemberKind::Stream => &["read"],
-        MemberKind::Event => &[],
-    };
+    let verbs = crate::rules::mirror_verbs(kind);
     verbs.iter().map(|verb| format!("{key}_{verb}")).collect()
 }
 
@@ -381,11 +376,19 @@ pub(crate) fn tool_table(
         let name = Name::whole(&claim.name);
         if !name.ok() {
             let origin = claim.origin.origin();
-            problems.push(Problem::ToolNameLimits { name, origin }.to_string());
+            problems.push(
+                Problem::NameLimits {
+                    of: NameOf::Tool,
+                    name,
+                    origin,
+                }
+                .to_string(),
+            );
         }
         if !seen.insert(claim.name.clone()) {
             if let Some(first) = rows.iter().find(|r| r.name == claim.name) {
-                let twice = Problem::ToolNameTwice {
+                let twice = Problem::NameTwice {
+                    of: NameOf::Tool,
                     name,
                     first: first.origin.origin(),
                     second: claim.origin.origin(),

@@ -33,7 +33,7 @@ impl fmt::Display for CompositionError {
         write!(
             f,
             "surface-mcp: the bundle was refused: {}",
-            self.problems.join("; ")
+            self.problems.join(crate::rules::PROBLEM_SEPARATOR)
         )
     }
 }

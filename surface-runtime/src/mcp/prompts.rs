@@ -6,7 +6,8 @@ use super::results::branded;
 use crate::bundle::{BundleClient, Member, Siblings};
 use crate::failure::Failure;
 use crate::prompt::{self, PromptAnswer, PromptDescriptor, Role, RootPrompt, SurfacePrompt};
-use crate::table::{Owner, owner_phrase, scoped_tool_name};
+use crate::rules::{Name, NameOf, Origin, Place, Problem};
+use crate::table::{Owner, scoped_tool_name};
 use rmcp::model::{self, GetPromptResult, Prompt, PromptArgument};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -53,38 +54,43 @@ pub(crate) fn prompt_table(
                 };
                 (
                     scoped_tool_name(sibling, p.descriptor().name),
-                    owner_phrase(sibling),
+                    Place::of(sibling),
                     entry,
                 )
             })
         })
         .chain(root.iter().map(|p| {
             let name = p.descriptor().name.to_owned();
-            (
-                name,
-                "at the bundle root".to_owned(),
-                PromptEntry::Root(p.clone()),
-            )
+            (name, Place::Root, PromptEntry::Root(p.clone()))
         }));
     let mut table = HashMap::new();
-    let mut origins: HashMap<String, String> = HashMap::new();
+    let mut origins: HashMap<String, Origin<'_>> = HashMap::new();
     let mut list = Vec::new();
-    for (name, owner, entry) in entries {
+    for (name, place, entry) in entries {
         let d = entry.descriptor();
-        let origin = format!("prompt {} {owner}", d.name);
-        if name.len() > 64
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-        {
-            problems.push(format!(
-                "prompt name \"{name}\" (from {origin}) breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it"
-            ));
+        // The rules and sentences of tool names, in the prompts' own namespace.
+        let origin = Origin {
+            what: "prompt",
+            word: d.name,
+            place,
+        };
+        let whole = Name::whole(&name);
+        if !whole.ok() {
+            let limits = Problem::NameLimits {
+                of: NameOf::Prompt,
+                name: whole,
+                origin,
+            };
+            problems.push(limits.to_string());
         }
         if let Some(first) = origins.get(&name) {
-            problems.push(format!(
-                "prompt name \"{name}\" is produced by both {first} and {origin} — rename one"
-            ));
+            let twice = Problem::NameTwice {
+                of: NameOf::Prompt,
+                name: whole,
+                first: *first,
+                second: origin,
+            };
+            problems.push(twice.to_string());
             continue;
         }
         let input = (d.input)();

@@ -1,6 +1,6 @@
 //! Static bundles: where the roster is known at compile time, its collisions are compile
 //! errors. `bundle!` builds the roster and checks it in const evaluation with the same rules
-//! (and the same sentences) the boot-time composition applies.
+//! and the same sentences the boot-time composition applies: both call [`crate::rules`].
 //!
 //! The check answers the first problem and its [`Culprit`] — the part of the invocation the
 //! user fixes — rather than panicking here: `bundle!` emits one `const` per part, spanned at
@@ -9,7 +9,7 @@
 
 use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 use crate::expose::{ExposeEntry, Exposure};
-use crate::rules::str_eq;
+use crate::rules::{Name, NameOf, Origin, Place, Problem, Sentence, mirror_verbs, sibling_key_ok, str_eq};
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::surface::Surface;
 use crate::{BespokeTool, Expose};
@@ -70,92 +70,6 @@ impl Roster {
     }
 }
 
-/// A tool name is a prefix (the sibling key, if any) and up to two words, joined by `_`.
-#[derive(Clone, Copy)]
-struct Name {
-    parts: [&'static str; 3],
-}
-
-impl Name {
-    const fn new(prefix: Option<&'static str>, a: &'static str, b: &'static str) -> Name {
-        match prefix {
-            Some(p) => Name { parts: [p, a, b] },
-            None => Name { parts: ["", a, b] },
-        }
-    }
-
-    const fn len(&self) -> usize {
-        let mut n = 0;
-        let mut i = 0;
-        while i < 3 {
-            if !self.parts[i].is_empty() {
-                if n > 0 {
-                    n += 1;
-                }
-                n += self.parts[i].len();
-            }
-            i += 1;
-        }
-        n
-    }
-
-    /// The byte at `at` of the joined name.
-    const fn byte(&self, mut at: usize) -> u8 {
-        let mut i = 0;
-        let mut first = true;
-        while i < 3 {
-            let part = self.parts[i].as_bytes();
-            if !part.is_empty() {
-                if !first {
-                    if at == 0 {
-                        return b'_';
-                    }
-                    at -= 1;
-                }
-                if at < part.len() {
-                    return part[at];
-                }
-                at -= part.len();
-                first = false;
-            }
-            i += 1;
-        }
-        0
-    }
-
-    const fn eq(&self, other: &Name) -> bool {
-        let n = self.len();
-        if n != other.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < n {
-            if self.byte(i) != other.byte(i) {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-}
-
-/// Where a tool comes from.
-#[derive(Clone, Copy)]
-enum Place {
-    Core,
-    Sibling(&'static str),
-    Root,
-}
-
-impl Place {
-    const fn of(sibling: Option<&'static str>) -> Place {
-        match sibling {
-            Some(k) => Place::Sibling(k),
-            None => Place::Core,
-        }
-    }
-}
-
 /// The part of a `bundle!` invocation a problem is reported at (indices in the order written).
 #[doc(hidden)]
 #[derive(Clone, Copy)]
@@ -192,277 +106,258 @@ const fn same_place(a: Option<usize>, b: Option<usize>) -> bool {
     }
 }
 
-/// A tool name with where it comes from, for the sentence.
+/// A tool name, what produced it (for the sentence) and the part of the invocation to blame.
 #[derive(Clone, Copy)]
 struct Claim {
-    name: Name,
-    /// `"procedure"`, `"bespoke"` or `"the mirror of"`.
-    what: &'static str,
-    /// The procedure's or tool's own name.
-    word: &'static str,
-    place: Place,
+    name: Name<'static>,
+    origin: Origin<'static>,
     culprit: Culprit,
-}
-
-/// A problem's sentence, built in const evaluation.
-#[doc(hidden)]
-pub struct Message {
-    buf: [u8; 512],
-    len: usize,
-}
-
-impl Message {
-    const fn new() -> Message {
-        Message {
-            buf: [0; 512],
-            len: 0,
-        }
-    }
-    const fn push(mut self, s: &str) -> Message {
-        let bytes = s.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() && self.len < self.buf.len() {
-            self.buf[self.len] = bytes[i];
-            self.len += 1;
-            i += 1;
-        }
-        self
-    }
-    const fn push_name(mut self, name: &Name) -> Message {
-        let n = name.len();
-        let mut i = 0;
-        while i < n && self.len < self.buf.len() {
-            self.buf[self.len] = name.byte(i);
-            self.len += 1;
-            i += 1;
-        }
-        self
-    }
-    const fn push_origin(self, c: &Claim) -> Message {
-        let m = self.push(c.what).push(" ").push(c.word);
-        match c.place {
-            Place::Sibling(k) => m.push(" on sibling \"").push(k).push("\""),
-            Place::Core => m.push(" on the core"),
-            Place::Root => m.push(" at the bundle root"),
-        }
-    }
-    /// The sentence (`push` stops at a byte limit, so a cut character ends it early).
-    pub const fn as_str(&self) -> &str {
-        let (mut head, _) = self.buf.split_at(self.len);
-        loop {
-            match core::str::from_utf8(head) {
-                Ok(s) => return s,
-                Err(e) => head = head.split_at(e.valid_up_to()).0,
-            }
-        }
-    }
 }
 
 const MAX_CLAIMS: usize = 512;
 
-/// The sentence for a bundle with more tools than the check holds.
-const fn too_large() -> Message {
-    Message::new().push(
-        "a static bundle of more than 512 tools is too large to check at compile time: compose it at boot",
-    )
+/// The claims of a whole bundle, in `tools/list` order.
+struct Claims {
+    list: [Option<Claim>; MAX_CLAIMS],
+    n: usize,
+    /// More tools than `list` holds.
+    overflow: bool,
 }
 
-/// Adds `member`'s tool names to `claims` (`at`: the sibling's index, `None` for the core);
-/// `None` when they do not fit.
-const fn collect(
-    claims: &mut [Option<Claim>; MAX_CLAIMS],
-    mut n: usize,
-    member: &StaticMember,
-    sibling: Option<&'static str>,
-    at: Option<usize>,
-) -> Option<usize> {
-    let mut i = 0;
-    while i < member.entries.len() {
-        let entry = member.entries[i];
-        if let Exposure::Tool { .. } = entry.exposure {
-            let mut p = 0;
-            while p < member.spec.procedures.len() {
-                let proc = &member.spec.procedures[p];
-                if str_eq(proc.name, entry.key) {
-                    if n >= MAX_CLAIMS {
-                        return None;
-                    }
-                    claims[n] = Some(Claim {
-                        name: Name::new(sibling, proc.namespace, proc.verb),
-                        what: "procedure",
-                        word: proc.name,
-                        place: Place::of(sibling),
-                        culprit: Culprit::Expose(at),
-                    });
-                    n += 1;
-                }
-                p += 1;
-            }
+impl Claims {
+    const fn push(&mut self, name: Name<'static>, origin: Origin<'static>, culprit: Culprit) {
+        if self.n >= MAX_CLAIMS {
+            self.overflow = true;
+            return;
         }
-        i += 1;
+        self.list[self.n] = Some(Claim {
+            name,
+            origin,
+            culprit,
+        });
+        self.n += 1;
     }
-    // `resource(mirror)`: the names `table::mirror_tool_names` gives.
-    let mut k = 0;
-    while k < member.mirrored.len() {
-        let mut m = 0;
-        while m < member.spec.members.len() {
-            let spec = &member.spec.members[m];
-            if str_eq(spec.name, member.mirrored[k]) {
-                let verbs: &[&str] = match spec.kind {
-                    MemberKind::Cell => &["get"],
-                    MemberKind::Collection => &["keys", "get"],
-                    MemberKind::Stream => &["read"],
-                    MemberKind::Event => &[],
-                };
-                let mut v = 0;
-                while v < verbs.len() {
-                    if n >= MAX_CLAIMS {
-                        return None;
+
+    const fn get(&self, i: usize) -> Claim {
+        match self.list[i] {
+            Some(claim) => claim,
+            None => panic!("a claim below n is always set"),
+        }
+    }
+
+    /// Adds `member`'s tool names in the order boot-time composition lists them (`at`: the
+    /// sibling's index, `None` for the core): its exposed procedures, its mirrors, its tools.
+    const fn member(&mut self, member: &StaticMember, sibling: Option<&'static str>, at: Option<usize>) {
+        let place = Place::of(sibling);
+        let mut i = 0;
+        while i < member.entries.len() {
+            let entry = member.entries[i];
+            if let Exposure::Tool { .. } = entry.exposure {
+                let mut p = 0;
+                while p < member.spec.procedures.len() {
+                    let proc = &member.spec.procedures[p];
+                    if str_eq(proc.name, entry.key) {
+                        let origin = Origin {
+                            what: "procedure",
+                            word: proc.name,
+                            place,
+                        };
+                        let name = Name::new(sibling, proc.namespace, proc.verb);
+                        self.push(name, origin, Culprit::Expose(at));
                     }
-                    claims[n] = Some(Claim {
-                        name: Name::new(sibling, spec.name, verbs[v]),
-                        what: "the mirror of",
-                        word: spec.name,
-                        place: Place::of(sibling),
-                        culprit: Culprit::Expose(at),
-                    });
-                    n += 1;
-                    v += 1;
+                    p += 1;
                 }
+            }
+            i += 1;
+        }
+        // `resource(mirror)`: the names `table::mirror_tool_names` gives, from the same verbs.
+        let mut k = 0;
+        while k < member.mirrored.len() {
+            let mut m = 0;
+            while m < member.spec.members.len() {
+                let spec = &member.spec.members[m];
+                if str_eq(spec.name, member.mirrored[k]) {
+                    let verbs = mirror_verbs(spec.kind);
+                    let mut v = 0;
+                    while v < verbs.len() {
+                        let origin = Origin {
+                            what: "the mirror of",
+                            word: spec.name,
+                            place,
+                        };
+                        let name = Name::new(sibling, spec.name, verbs[v]);
+                        self.push(name, origin, Culprit::Expose(at));
+                        v += 1;
+                    }
+                }
+                m += 1;
+            }
+            k += 1;
+        }
+        let mut t = 0;
+        while t < member.tools.len() {
+            self.bespoke(sibling, member.tools[t], place, Culprit::Tool(at, t));
+            t += 1;
+        }
+    }
+
+    /// A bespoke tool `word`, named under `prefix` (a sibling key) if any.
+    const fn bespoke(
+        &mut self,
+        prefix: Option<&'static str>,
+        word: &'static str,
+        place: Place<'static>,
+        culprit: Culprit,
+    ) {
+        let origin = Origin {
+            what: "bespoke",
+            word,
+            place,
+        };
+        self.push(Name::new(prefix, word, ""), origin, culprit);
+    }
+
+    /// Every tool of `bundle`: the core's, each sibling's, then the root's.
+    const fn of(bundle: &StaticBundle) -> Claims {
+        let mut claims = Claims {
+            list: [None; MAX_CLAIMS],
+            n: 0,
+            overflow: false,
+        };
+        if let Some(core) = &bundle.core {
+            claims.member(core, None, None);
+        }
+        let mut s = 0;
+        while s < bundle.siblings.len() {
+            let (key, member) = &bundle.siblings[s];
+            claims.member(member, Some(*key), Some(s));
+            s += 1;
+        }
+        let mut r = 0;
+        while r < bundle.root.len() {
+            claims.bespoke(None, bundle.root[r], Place::Root, Culprit::Root(r));
+            r += 1;
+        }
+        claims
+    }
+}
+
+/// Whether `core` exposes a collection called `key` as a resource.
+const fn core_collection(core: &StaticMember, key: &str) -> bool {
+    let mut e = 0;
+    while e < core.entries.len() {
+        let entry = core.entries[e];
+        let mut m = 0;
+        while m < core.spec.members.len() {
+            let member = &core.spec.members[m];
+            if matches!(member.kind, MemberKind::Collection)
+                && matches!(entry.exposure, Exposure::Resource)
+                && str_eq(member.name, entry.key)
+                && str_eq(member.name, key)
+            {
+                return true;
             }
             m += 1;
         }
-        k += 1;
+        e += 1;
     }
-    let mut t = 0;
-    while t < member.tools.len() {
-        if n >= MAX_CLAIMS {
-            return None;
-        }
-        claims[n] = Some(Claim {
-            name: Name::new(sibling, member.tools[t], ""),
-            what: "bespoke",
-            word: member.tools[t],
-            place: Place::of(sibling),
-            culprit: Culprit::Tool(at, t),
-        });
-        n += 1;
-        t += 1;
-    }
-    Some(n)
+    false
 }
 
-/// The sentence of the first problem the boot-time composition would refuse `bundle` for,
-/// when `at` is its culprit (`bundle!` asks once per part of the invocation, each spanned at
-/// that part).
+/// The problems blamed on one part of the invocation, as one sentence list.
+struct Report {
+    at: Culprit,
+    text: Sentence,
+}
+
+impl Report {
+    const fn add(mut self, culprit: Culprit, problem: &Problem) -> Report {
+        if culprit.is(self.at) {
+            self.text = self.text.push_problem(problem);
+        }
+        self
+    }
+}
+
+/// Every problem the boot-time composition would refuse `bundle` for, through the same rules
+/// and in the same order (`roster_problems`, then `tool_table`), that is blamed on `at`; `None`
+/// when there is none. `bundle!` asks once per part of the invocation, each in a const spanned
+/// at that part, so each problem is one error at the part to change.
 #[doc(hidden)]
-pub const fn problem_at(bundle: &StaticBundle, at: Culprit) -> Option<Message> {
-    match first_problem(bundle) {
-        Some((culprit, why)) if culprit.is(at) => Some(why),
-        _ => None,
-    }
-}
-
-/// The first problem of `bundle`, with its culprit.
-const fn first_problem(bundle: &StaticBundle) -> Option<(Culprit, Message)> {
+pub const fn problem_at(bundle: &StaticBundle, at: Culprit) -> Option<Sentence> {
+    let mut report = Report {
+        at,
+        text: Sentence::new(),
+    };
     if bundle.core.is_none() && bundle.siblings.is_empty() {
-        let why = Message::new()
-            .push("a rooted bundle needs a core or at least one sibling, and this one has neither");
-        return Some((Culprit::Whole, why));
-    }
-    if let Some(core) = &bundle.core {
-        let mut s = 0;
-        while s < bundle.siblings.len() {
-            let key = bundle.siblings[s].0;
-            let mut e = 0;
-            while e < core.entries.len() {
-                let entry = core.entries[e];
-                let mut m = 0;
-                while m < core.spec.members.len() {
-                    let member = &core.spec.members[m];
-                    if matches!(member.kind, MemberKind::Collection)
-                        && matches!(entry.exposure, Exposure::Resource)
-                        && str_eq(member.name, entry.key)
-                        && str_eq(member.name, key)
-                    {
-                        let why = Message::new()
-                            .push("sibling key \"")
-                            .push(key)
-                            .push("\" equals the core collection \"")
-                            .push(key)
-                            .push("\": surface://collections/")
-                            .push(key)
-                            .push("/{id} would address both — rename the sibling");
-                        return Some((Culprit::Key(s), why));
-                    }
-                    m += 1;
-                }
-                e += 1;
-            }
-            s += 1;
-        }
-    }
-    let mut claims: [Option<Claim>; MAX_CLAIMS] = [None; MAX_CLAIMS];
-    let mut n = 0;
-    if let Some(core) = &bundle.core {
-        match collect(&mut claims, n, core, None, None) {
-            Some(m) => n = m,
-            None => return Some((Culprit::Whole, too_large())),
-        }
+        report = report.add(Culprit::Whole, &Problem::Empty);
     }
     let mut s = 0;
     while s < bundle.siblings.len() {
-        let (key, member) = &bundle.siblings[s];
-        match collect(&mut claims, n, member, Some(*key), Some(s)) {
-            Some(m) => n = m,
-            None => return Some((Culprit::Whole, too_large())),
+        let key = bundle.siblings[s].0;
+        if let Some(core) = &bundle.core
+            && core_collection(core, key)
+        {
+            report = report.add(Culprit::Key(s), &Problem::SiblingIsCoreCollection { key });
+        }
+        if !sibling_key_ok(key) {
+            report = report.add(Culprit::Key(s), &Problem::BadSiblingKey { key });
+        }
+        // At boot the siblings are a map, so a key given twice cannot reach it.
+        let mut t = 0;
+        while t < s {
+            if str_eq(bundle.siblings[t].0, key) {
+                report = report.add(Culprit::Key(s), &Problem::DuplicateSibling { key });
+                break;
+            }
+            t += 1;
         }
         s += 1;
     }
-    let mut r = 0;
-    while r < bundle.root.len() {
-        if n >= MAX_CLAIMS {
-            return Some((Culprit::Whole, too_large()));
-        }
-        claims[n] = Some(Claim {
-            name: Name::new(None, bundle.root[r], ""),
-            what: "bespoke",
-            word: bundle.root[r],
-            place: Place::Root,
-            culprit: Culprit::Root(r),
-        });
-        n += 1;
-        r += 1;
+    let claims = Claims::of(bundle);
+    if claims.overflow {
+        let too_large = Sentence::new()
+            .push("a static bundle of more than ")
+            .push_usize(MAX_CLAIMS)
+            .push(" tools is too large to check at compile time: compose it at boot");
+        return if Culprit::Whole.is(at) {
+            Some(too_large)
+        } else {
+            None
+        };
     }
-    let mut i = 0;
-    while i < n {
-        let Some(a) = claims[i] else { unreachable!() };
-        if a.name.len() > 64 {
-            let why = Message::new()
-                .push("tool name \"")
-                .push_name(&a.name)
-                .push("\" (from ")
-                .push_origin(&a)
-                .push(") breaks the client limits of at most 64 characters of [A-Za-z0-9_.-] — shorten or rename it");
-            return Some((a.culprit, why));
+    // As `table::tool_table`: each name's limits, then each later claimant against the first.
+    let mut j = 0;
+    while j < claims.n {
+        let b = claims.get(j);
+        if !b.name.ok() {
+            let problem = Problem::NameLimits {
+                of: NameOf::Tool,
+                name: b.name,
+                origin: b.origin,
+            };
+            report = report.add(b.culprit, &problem);
         }
-        let mut j = i + 1;
-        while j < n {
-            let Some(b) = claims[j] else { unreachable!() };
+        let mut i = 0;
+        while i < j {
+            let a = claims.get(i);
             if a.name.eq(&b.name) {
-                let why = Message::new()
-                    .push("tool name \"")
-                    .push_name(&a.name)
-                    .push("\" is produced by both ")
-                    .push_origin(&a)
-                    .push(" and ")
-                    .push_origin(&b)
-                    .push(" — rename one");
-                return Some((b.culprit, why));
+                let problem = Problem::NameTwice {
+                    of: NameOf::Tool,
+                    name: b.name,
+                    first: a.origin,
+                    second: b.origin,
+                };
+                report = report.add(b.culprit, &problem);
+                break;
             }
-            j += 1;
+            i += 1;
         }
-        i += 1;
+        j += 1;
     }
-    None
+    if report.text.is_empty() {
+        None
+    } else {
+        Some(report.text)
+    }
 }
