@@ -10,12 +10,17 @@
 //! Built with the `redis` feature, `-- --http 127.0.0.1:PORT --redis redis://127.0.0.1:6379/`
 //! keeps the surface's members (and the next pid) in Redis, so several instances on several
 //! ports serve one process table and each one's subscribers hear changes made through any.
+//!
+//! The MCP server declares one MCP Apps view, `ui://ops/processes` (`examples/views/processes.html`),
+//! bound to the read-only tool `processes_view`; hosts that render views show the process table
+//! as a page. `--no-ui` (before or after the other flags) serves no view and no UI meta.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::sync::Arc;
 use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
+use surface::view::{Csp, View};
 use surface::{CancellationToken, Expose, ToolFailure, expose, surface, tool};
 
 /// The machine's load.
@@ -226,6 +231,42 @@ pub async fn count(
     Ok(n)
 }
 
+/// The process table as a page: an MCP Apps view, self-contained (no origin to reach), shown by
+/// hosts that render views next to `processes_view`'s answer.
+pub const PROCESSES: View = View::new("ui://ops/processes", include_str!("views/processes.html"))
+    .title("Processes")
+    .description("The process table, rendered from the answer of processes_view.")
+    .csp(Csp::NONE)
+    .prefers_border(true);
+
+/// What `processes_view` answers: every process, by pid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProcessTable {
+    /// Every process, in pid order.
+    pub processes: Vec<Process>,
+}
+
+/// The process table: pid, name and state of every process.
+///
+/// Hosts that render MCP Apps views show it as the ui://ops/processes page; the answer is the
+/// same table as JSON.
+#[tool(read_only, title = "Process table", view = PROCESSES)]
+pub async fn processes_view(client: &OpsClient) -> Result<ProcessTable, surface::Failure> {
+    let mut processes = Vec::new();
+    for pid in client.processes().keys().await? {
+        if let Some(p) = client.processes().get(&pid).await? {
+            processes.push(p);
+        }
+    }
+    processes.sort_by_key(|p| p.pid);
+    Ok(ProcessTable { processes })
+}
+
+/// The core every face of ops serves: the expose map and the bespoke tools.
+pub fn core() -> Member {
+    Member::new(EXPOSE).tool(CountTool).tool(ProcessesViewTool)
+}
+
 /// What agents may touch: everything but `proc.configure`.
 pub const EXPOSE: Expose<Ops> = expose!(Ops {
     load: resource,
@@ -256,7 +297,9 @@ pub fn bridge_server_with(
 ) -> McpServer {
     McpServer::new("ops", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
-        .core(Member::new(EXPOSE).tool(CountTool))
+        .core(core())
+        .view(PROCESSES)
+        .embed_views(true)
         .dial(move || {
             let (path, options) = (path.clone(), options.clone());
             async move {
@@ -281,11 +324,14 @@ pub async fn serve_daemon(ops: Arc<Ops>, path: &std::path::Path) -> std::io::Res
     Ok(())
 }
 
-/// The ops MCP server over a live `Ops`.
+/// The ops MCP server over a live `Ops`, with its view (embedded too for clients that render
+/// views); `.ui(false)` on it serves no view and no UI meta.
 pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
     McpServer::new("ops", env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
-        .core(Member::new(EXPOSE).tool(CountTool))
+        .core(core())
+        .view(PROCESSES)
+        .embed_views(true)
         .client(move || BundleClient::with_core(OpsClient::direct(ops.clone())))
 }
 
@@ -293,8 +339,11 @@ pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
     surface::mcp::init_tracing();
-    let served = mcp_server(Arc::new(Ops::new())).start()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--no-ui` anywhere: no view, no UI extension, no UI meta (the daemon faces have none).
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let ui = !args.iter().any(|a| a == "--no-ui");
+    args.retain(|a| a != "--no-ui");
+    let served = mcp_server(Arc::new(Ops::new())).ui(ui).start()?;
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,
         ["--socket", path] => {
@@ -310,17 +359,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let ops = Arc::new(Ops::new());
             surface::wire::serve_streams(ops, EXPOSE, tokio::io::stdin(), tokio::io::stdout()).await
         }
-        ["--bridge", path] => bridge_server(path.into(), true).start()?.serve_stdio().await?,
+        ["--bridge", path] => {
+            bridge_server(path.into(), true)
+                .ui(ui)
+                .start()?
+                .serve_stdio()
+                .await?
+        }
         ["--bridge", path, "--bridge-timeout-ms", ms] => {
             let options = surface::wire::DialOptions::default()
                 .call_timeout(std::time::Duration::from_millis(ms.parse()?));
             bridge_server_with(path.into(), true, options)
+                .ui(ui)
                 .start()?
                 .serve_stdio()
                 .await?
         }
         ["--http", addr, "--redis", url] | ["--http", addr, "--http-allow-remote", "--redis", url] => {
-            serve_shared(addr, args.len() == 5, url).await?
+            serve_shared(addr, args.len() == 5, url, ui).await?
         }
         ["--http", addr] | ["--http", addr, "--http-allow-remote"] => {
             let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
@@ -331,7 +387,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => {
             eprintln!(
-                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--redis URL]]   (no flag: MCP on stdio)"
+                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--redis URL]] [--no-ui]   (no flag: MCP on stdio)"
             );
             std::process::exit(2);
         }
@@ -342,7 +398,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// `--http ADDR --redis URL`: the ops surface with its members and next pid in the Redis at
 /// `url`, served over Streamable HTTP; start several on several ports for one shared surface.
 #[cfg(feature = "redis")]
-async fn serve_shared(addr: &str, allow_remote: bool, url: &str) -> Result<(), Box<dyn std::error::Error>> {
+async fn serve_shared(
+    addr: &str,
+    allow_remote: bool,
+    url: &str,
+    ui: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let ops = Arc::new(Ops::new());
     let store = match surface::store::RedisStore::connect(url, "ops") {
         Ok(store) => store,
@@ -355,7 +416,7 @@ async fn serve_shared(addr: &str, allow_remote: bool, url: &str) -> Result<(), B
     store.bind_counter("next_pid", &ops.next_pid)?;
     let options =
         surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?).allow_remote(allow_remote);
-    let http = mcp_server(ops).start()?.serve_http(options).await?;
+    let http = mcp_server(ops).ui(ui).start()?.serve_http(options).await?;
     eprintln!(
         "surface-mcp: serving MCP over Streamable HTTP at {} (members in {} under {})",
         http.url(),
@@ -372,6 +433,7 @@ async fn serve_shared(
     _addr: &str,
     _allow_remote: bool,
     _url: &str,
+    _ui: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     eprintln!(
         "ops: --redis needs the `redis` feature: cargo run --features redis --example ops -- --http ADDR --redis URL"

@@ -21,20 +21,20 @@
 #[path = "ops.rs"]
 mod ops;
 
-use ops::{CountTool, EXPOSE, Ops, OpsClient};
+use ops::{CountTool, Ops, OpsClient, ProcessesViewTool};
 use std::process::ExitCode;
 use std::sync::Arc;
 use surface::StaticTool;
-use surface::bundle::{BundleClient, Member, OwnedBundle};
+use surface::bundle::{BundleClient, OwnedBundle};
 use surface::cli::Cli;
 
-// The bespoke tool's name is static: a name taken by a reader command is a compile error here.
-const _: () = surface::cli::assert_tool_names(&[CountTool::NAME]);
+// The bespoke tools' names are static: a name taken by a reader command is a compile error here.
+const _: () = surface::cli::assert_tool_names(&[CountTool::NAME, ProcessesViewTool::NAME]);
 
 fn main() -> ExitCode {
     let cli = Cli::new("opsctl", env!("CARGO_PKG_VERSION"))
         .about("The ops surface as a command: in-process, or dialled to `ops --socket PATH` with --socket.")
-        .core(Member::new(EXPOSE).tool(CountTool))
+        .core(ops::core())
         // Built when a command first needs it: never for --help, list or completions.
         .client(|| BundleClient::with_core(OpsClient::direct(Arc::new(Ops::new()))))
         .dial(|path| async move {

@@ -227,6 +227,17 @@
 //! HTTP with the `http` feature) and [`wire`] (newline-delimited JSON on a unix socket or a
 //! child's stdio, dialled back into the surface's typed client; `McpServer::dial` bridges it
 //! to MCP). Without default features, `surface` declares surfaces and compiles no MCP server.
+//!
+//! An MCP server can also hand hosts that render MCP Apps an interactive page: a [`View`]
+//! declared once in a `const`, bound to a tool with `#[tool(view = PANEL)]` and declared on
+//! the server with `McpServer::view` (see [`view`]).
+//!
+//! ```
+//! use surface::View;
+//! const PANEL: View = View::new("ui://ops/panel", "<!doctype html><p>panel</p>").prefers_border(true);
+//! let server = surface::mcp::McpServer::new("ops", "1.0.0").view(PANEL);
+//! # let _ = server;
+//! ```
 
 pub use surface_macros::{Elicit, bundle, expose, prompt, surface, tool};
 pub use surface_runtime::*;

@@ -141,6 +141,7 @@ fn subcommands_are_the_tools_list_names_and_list_reads_the_table() {
         ("proc_kill", "tool"),
         ("load_sample", "tool"),
         ("count", "tool"),
+        ("processes_view", "tool"),
         ("load", "cell"),
         ("processes", "collection"),
         ("log", "stream"),

@@ -26,7 +26,13 @@ fn the_ops_face_keeps_its_checked_in_contract() {
     let manifest = Manifest::read(&manifest_path()).unwrap();
     assert_eq!(
         manifest.tools.keys().collect::<Vec<_>>(),
-        ["count", "load_sample", "proc_kill", "proc_spawn"]
+        [
+            "count",
+            "load_sample",
+            "proc_kill",
+            "proc_spawn",
+            "processes_view"
+        ]
     );
     assert_eq!(manifest.templates.len(), 1);
 }

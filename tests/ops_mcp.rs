@@ -54,7 +54,13 @@ async fn tools_list_exposes_exactly_the_map_with_annotations() {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(
             names,
-            ["proc_spawn", "proc_kill", "load_sample", "count"],
+            [
+                "proc_spawn",
+                "proc_kill",
+                "load_sample",
+                "count",
+                "processes_view"
+            ],
             "{era:?}"
         );
         let by_name = |n: &str| serde_json::to_value(tools.iter().find(|t| t.name == n).unwrap()).unwrap();
@@ -93,14 +99,22 @@ async fn resources_and_templates_follow_the_naming_table() {
                 ("surface://collections/processes", "processes"),
                 ("surface://streams/log", "log"),
                 ("surface://events/autosave", "autosave"),
+                ("ui://ops/processes", "processes"),
             ]
             .map(|(u, n)| (u.to_owned(), n.to_owned())),
             "{era:?}"
         );
-        assert!(
-            resources
-                .iter()
-                .all(|r| r.mime_type.as_deref() == Some("application/json"))
+        // Members are JSON; the view (tests/apps_mcp.rs) is an MCP Apps page.
+        let mimes: Vec<Option<&str>> = resources.iter().map(|r| r.mime_type.as_deref()).collect();
+        assert_eq!(
+            mimes,
+            [
+                Some("application/json"),
+                Some("application/json"),
+                Some("application/json"),
+                Some("application/json"),
+                Some("text/html;profile=mcp-app"),
+            ]
         );
         let templates = client.service.list_all_resource_templates().await.unwrap();
         assert_eq!(templates.len(), 1);

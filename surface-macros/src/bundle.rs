@@ -1,7 +1,7 @@
 //! `bundle!`: a static roster whose collisions are compile errors.
 //!
 //! Accepts
-//! `bundle! { [core: EXPOSE [, tools: [Tool, …]];] siblings: { "key" => EXPOSE [, tools: [Tool, …]], … }; root: [Tool, …] }`.
+//! `bundle! { [core: EXPOSE [, tools: [Tool, …]];] siblings: { "key" => EXPOSE [, tools: [Tool, …]], … }; root: [Tool, …] [; views: [VIEW, …]] }`.
 //! Pipeline: parse (a sentence for each malformed part) → validate what is visible in the
 //! tokens, each at the offending key (a sibling key empty, not of `[A-Za-z0-9_-]`, or given
 //! twice; the same rule the boot-time composition applies) → expand:
@@ -12,6 +12,8 @@
 //!   root tools, names over 64 characters, a sibling key equal to a core collection), asked
 //!   once per part of the invocation (`Culprit`) in a const spanned at that part, so the one
 //!   error is at the key, expose map or tool to change;
+//! - per tool, a const check spanned at the tool that the view it is bound to (if any) is one
+//!   of `views: [..]`, and one check that no two declared views share a URI;
 //! - the roster itself.
 //!
 //! After a key error the roster still expands without that sibling, so one mistake gives one
@@ -26,13 +28,14 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, LitStr, Path, Token, braced, bracketed};
 
 /// The whole form, for messages about its shape.
-const FORM: &str =
-    "write `bundle! { core: CORE; siblings: { \"a\" => TENANT, tools: [HereTool] }; root: [KeysTool] }`";
+const FORM: &str = "write `bundle! { core: CORE; siblings: { \"a\" => TENANT, tools: [HereTool] }; root: [KeysTool]; views: [PANEL] }`";
 
 pub struct BundleInput {
     core: Option<Member>,
     siblings: Vec<(LitStr, Member)>,
     root: Vec<Path>,
+    /// The declared MCP Apps views (`views: [PANEL, …]`).
+    views: Vec<Path>,
 }
 
 struct Member {
@@ -112,10 +115,23 @@ impl Parse for BundleInput {
         if input.peek(Token![;]) {
             input.parse::<Token![;]>()?;
         }
-        if !input.is_empty() {
-            return Err(input.error(format!("nothing follows `root: […]`: {FORM}")));
+        let mut views = Vec::new();
+        if input.peek(Ident) && input.fork().parse::<Ident>()? == "views" {
+            section(input, "views")?;
+            views = tool_list(input)?;
+            if input.peek(Token![;]) {
+                input.parse::<Token![;]>()?;
+            }
         }
-        Ok(BundleInput { core, siblings, root })
+        if !input.is_empty() {
+            return Err(input.error(format!("nothing follows `root: […]` but `views: […]`: {FORM}")));
+        }
+        Ok(BundleInput {
+            core,
+            siblings,
+            root,
+            views,
+        })
     }
 }
 
@@ -180,6 +196,42 @@ pub fn expand(input: BundleInput) -> TokenStream {
             client_checks.push(client_check(&member.expose, tool));
         }
     }
+    let view_uris = input
+        .views
+        .iter()
+        .map(|v| quote_spanned!(v.span()=> ::surface::View::uri(&#v)));
+    let declared = quote!(&[#(#view_uris),*]);
+    let all_tools = input
+        .core
+        .iter()
+        .chain(siblings.iter().map(|(_, m)| *m))
+        .flat_map(|m| m.tools.iter())
+        .chain(input.root.iter());
+    // One check per tool, spanned at it: the error names the tool and lands on it.
+    let view_checks: Vec<TokenStream> = all_tools
+        .map(|tool| {
+            quote_spanned! {tool.span()=>
+                const _: () = if let ::core::option::Option::Some(why) = ::surface::mcp::__static_view_problem(
+                    <#tool as ::surface::StaticTool>::NAME,
+                    <#tool as ::surface::StaticTool>::VIEW,
+                    #declared,
+                ) {
+                    ::core::panic!("{}", why.as_str())
+                };
+            }
+        })
+        .collect();
+    // Two views at one URI: at the `views` list's first view.
+    let views_check = input.views.first().map(|first| {
+        quote_spanned! {first.span()=>
+            const _: () = if let ::core::option::Option::Some(why) =
+                ::surface::mcp::__static_views_problem(#declared)
+            {
+                ::core::panic!("{}", why.as_str())
+            };
+        }
+    });
+    let views = &input.views;
     let names = |tools: &[Path]| -> TokenStream {
         let names = tools
             .iter()
@@ -231,7 +283,7 @@ pub fn expand(input: BundleInput) -> TokenStream {
         let culprits = culprits(input.core.as_ref(), &siblings, &input.root)
             .into_iter()
             .map(|(span, culprit)| problem_at(span, culprit));
-        quote!(#bundle #(#culprits)*)
+        quote!(#bundle #(#culprits)* #views_check #(#view_checks)*)
     });
     quote! {
         {
@@ -242,6 +294,7 @@ pub fn expand(input: BundleInput) -> TokenStream {
             #set_core
             #(#insert_siblings)*
             #(roster = roster.__root(#root);)*
+            #(roster.views.push(#views);)*
             roster
         }
     }

@@ -1,6 +1,6 @@
 //! `#[tool]` on an `async fn`: a bespoke tool.
 //!
-//! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio)]` on
+//! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio, view = PANEL)]` on
 //! `async fn name([args: A,] client: &C [, cancel: CancellationToken | ctx: ToolContext]) -> Result<T, E>`.
 //! Pipeline: parse the attribute with darling and the signature (shared with `#[prompt]`, see
 //! `bespoke`) → validate → expand the function unchanged plus a unit struct `NameTool`
@@ -23,7 +23,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, ItemFn, LitStr, Meta, ReturnType, Type};
 
-const WORDS: &[&str] = &["mutates", "read_only", "title", "render"];
+const WORDS: &[&str] = &["mutates", "read_only", "title", "render", "view"];
 
 const KIND: Kind = Kind {
     word: "tool",
@@ -36,6 +36,8 @@ struct ToolArgs {
     read_only: Flag,
     title: Option<LitStr>,
     render: Option<Ident>,
+    /// The const `View` the tool is bound to (an MCP Apps view).
+    view: Option<syn::Path>,
 }
 
 pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
@@ -111,7 +113,7 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
         let NestedMeta::Meta(m) = &n else {
             errors.at(
                 &n,
-                "expected a word: `mutates`, `read_only`, `title = \"…\"` or `render = image | audio`",
+                "expected a word: `mutates`, `read_only`, `title = \"…\"`, `render = image | audio` or `view = PANEL`",
             );
             continue;
         };
@@ -132,6 +134,10 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
             ("title", _) => Some("the title is a string: write `title = \"…\"`"),
             ("render", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Path(_)) => None,
             ("render", _) => Some("write `render = image` or `render = audio`"),
+            ("view", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Path(_)) => None,
+            ("view", _) => {
+                Some("a tool is bound to a view by its const: write `view = PANEL` (a `surface::View`)")
+            }
             _ => {
                 errors.at(m.path(), unknown_word(&word, "`#[tool]`", WORDS));
                 continue;
@@ -158,6 +164,14 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
     let name = ident.unraw().to_string();
     let tool = names::tool(ident);
     let client_ty = &params.client;
+    // Spanned at the user's path, so a const that is not a `View` is a type error there.
+    // Only a bound tool overrides `StaticTool::VIEW` (its default is `None`).
+    let view = args.view.as_ref().map(|v| {
+        quote_spanned! {v.span()=>
+            const VIEW: ::core::option::Option<&'static str> =
+                ::core::option::Option::Some(::surface::View::uri(&#v));
+        }
+    });
     let input = bespoke::input(params.args.as_ref());
     let descriptor = descriptor(item, args, params, output, &input.schema);
     let invoke = invoke(ident, params, output, &input);
@@ -174,6 +188,7 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
         #[automatically_derived]
         impl ::surface::StaticTool for #tool {
             const NAME: &'static str = #name;
+            #view
         }
 
         #[automatically_derived]
@@ -197,6 +212,7 @@ fn descriptor(
     schema: &TokenStream,
 ) -> TokenStream {
     let name = item.sig.ident.unraw().to_string();
+    let tool = names::tool(&item.sig.ident);
     let doc = doc_text(&item.attrs);
     let mutates = !args.read_only.is_present();
     let title = bespoke::title(args.title.as_ref());
@@ -216,6 +232,7 @@ fn descriptor(
                     description: #doc,
                     mutates: #mutates,
                     input: #schema,
+                    view: <#tool as ::surface::StaticTool>::VIEW,
                 }
             };
             &DESCRIPTOR

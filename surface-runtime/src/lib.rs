@@ -34,6 +34,7 @@ pub mod table;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool;
+pub mod view;
 #[cfg(feature = "wire")]
 pub mod wire;
 
@@ -71,3 +72,4 @@ pub use tool::{
     BespokeTool, CancellationToken, IntoToolOutput, OkImage, StaticTool, ToolDescriptor, ToolOutput,
     ToolTable, ok_image,
 };
+pub use view::View;

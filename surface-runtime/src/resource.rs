@@ -129,7 +129,7 @@ impl Default for ResourceForm {
 
 /// Checks a declared URI: an RFC 3986 scheme, `:`, then visible ASCII other than the characters
 /// a URI never holds unescaped; `{id}` exactly `ids` times and no other brace.
-const fn check(uri: &str, ids: usize) -> Result<(), &'static str> {
+pub(crate) const fn check(uri: &str, ids: usize) -> Result<(), &'static str> {
     let b = uri.as_bytes();
     if b.is_empty() || !b[0].is_ascii_alphabetic() {
         return Err(

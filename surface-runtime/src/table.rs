@@ -136,6 +136,10 @@ impl ToolTarget {
 pub(crate) struct ToolEntry {
     pub target: ToolTarget,
     pub input: Arc<InputSchema>,
+    /// The URI of the MCP Apps view a bespoke tool is bound to (`#[tool(view = …)]`); only
+    /// the MCP face serves views.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub view: Option<&'static str>,
 }
 
 /// What produced a tool, owned (a row outlives the roster it was built from).
@@ -217,6 +221,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                     procedure: p.name,
                 },
                 input,
+                view: None,
             },
         });
     }
@@ -239,6 +244,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                     tool: tool.clone(),
                 },
                 input: Arc::new((d.input)()),
+                view: d.view,
             },
         });
     }
@@ -288,6 +294,7 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                         item,
                     },
                     input: Arc::new(input),
+                    view: None,
                 },
             }
         })
@@ -366,6 +373,7 @@ pub(crate) fn tool_table(
             entry: ToolEntry {
                 target: ToolTarget::Root { tool: tool.clone() },
                 input: Arc::new((d.input)()),
+                view: d.view,
             },
         });
     }

@@ -26,6 +26,9 @@ pub struct ToolDescriptor {
     pub mutates: bool,
     /// Produces its advertised input schema.
     pub input: fn() -> InputSchema,
+    /// The URI of the MCP Apps view it is bound to (`#[tool(view = PANEL)]`), if any: hosts
+    /// that render views show that page with its answer (see [`crate::view`]).
+    pub view: Option<&'static str>,
 }
 
 /// A bespoke tool over clients of type `Self::Client`. Implemented by `#[tool]`.
@@ -48,6 +51,8 @@ pub trait BespokeTool: Send + Sync + 'static {
 pub trait StaticTool {
     /// The tool's declared name.
     const NAME: &'static str;
+    /// The URI of the view it is bound to, if any (what `bundle!` checks is declared).
+    const VIEW: Option<&'static str> = None;
 }
 
 /// A table of bespoke tools handed the same client type.

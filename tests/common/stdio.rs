@@ -33,8 +33,14 @@ impl Wire {
     /// Starts ops with `env`; its stderr is kept for [`Wire::stderr`] when `keep_stderr`, else
     /// discarded (a handler that prints would fill an unread pipe and stall).
     pub fn start(env: &[(&str, &str)], keep_stderr: bool) -> Wire {
+        Wire::start_with(&[], env, keep_stderr)
+    }
+
+    /// [`Wire::start`] with command-line arguments (`--no-ui`).
+    pub fn start_with(args: &[&str], env: &[(&str, &str)], keep_stderr: bool) -> Wire {
         let mut command = Command::new(ops());
         command
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(if keep_stderr {

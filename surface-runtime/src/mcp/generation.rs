@@ -74,6 +74,8 @@ pub(crate) struct Generation {
     /// Prompts by served name, and the `prompts/list` answer.
     pub prompts: HashMap<String, super::prompts::PromptEntry>,
     pub prompt_list: Arc<Vec<rmcp::model::Prompt>>,
+    /// The MCP Apps views served (none with the UI off).
+    pub views: super::apps::Served,
 }
 
 /// The fixed part of a bundle: what never moves across rerosters.
@@ -85,6 +87,8 @@ pub(crate) struct Fixed {
     pub root_prompts: Vec<Arc<dyn crate::prompt::RootPrompt>>,
     /// How every advertised input schema is rewritten (schema/profile.rs).
     pub profile: SchemaProfile,
+    /// The declared MCP Apps views and how they are served (apps.rs).
+    pub ui: super::apps::Ui,
 }
 
 pub(crate) fn compose(
@@ -122,9 +126,15 @@ pub(crate) fn compose(
             }
         }
     }
+    let views = super::apps::compose(&fixed.ui, &rows, &resources, &templates, &mut problems);
+    resource_list.extend(views.list());
     let tool_list = rows
         .iter()
-        .map(|r| advertise(&r.name, r.description, r.title, r.mutates, &r.entry.input))
+        .map(|r| {
+            let mut tool = advertise(&r.name, r.description, r.title, r.mutates, &r.entry.input);
+            tool.meta = views.tool_meta(r.entry.view);
+            tool
+        })
         .collect();
     let tools: HashMap<String, ToolEntry> = rows.into_iter().map(|r| (r.name, r.entry)).collect();
 
@@ -145,6 +155,7 @@ pub(crate) fn compose(
         template_list: Arc::new(template_list),
         prompts,
         prompt_list: Arc::new(prompt_list),
+        views,
     })
 }
 

@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+mod apps;
 mod asking;
 mod completion;
 mod config;
@@ -67,7 +68,8 @@ pub mod __transport {
 #[doc(hidden)]
 pub use static_bundle::{
     Culprit as __Culprit, StaticBundle as __StaticBundle, problem_at as __static_bundle_problem_at,
-    static_member as __static_member,
+    static_member as __static_member, view_problem as __static_view_problem,
+    views_problem as __static_views_problem,
 };
 
 use crate::schema::profile::SchemaProfile;
@@ -93,6 +95,7 @@ pub struct McpServer {
     factory: Option<Factory>,
     profile: SchemaProfile,
     settings: Settings,
+    ui: apps::Ui,
 }
 
 impl McpServer {
@@ -108,6 +111,7 @@ impl McpServer {
             factory: None,
             profile: SchemaProfile::Portable,
             settings: Settings::default(),
+            ui: apps::Ui::default(),
         }
     }
 
@@ -149,6 +153,48 @@ impl McpServer {
         self.core = roster.core.or(self.core);
         self.siblings.extend(roster.siblings);
         self.root_tools.0.extend(roster.root.0);
+        self.ui.views.extend(roster.views);
+        self
+    }
+
+    /// Declares an MCP Apps view (see [`crate::view`]): `resources/list` lists it as
+    /// `text/html;profile=mcp-app`, `resources/read` answers its page, every tool bound to it
+    /// (`#[tool(view = PANEL)]`) carries `_meta.ui.resourceUri`, and the capabilities carry the
+    /// `io.modelcontextprotocol/ui` extension. `start()` refuses a tool bound to a view that
+    /// is not declared, a view declared twice, and a view at a URI a member also claims.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::McpServer;
+    /// use surface_runtime::View;
+    /// const PANEL: View = View::new("ui://ops/panel", "<!doctype html><p>panel</p>");
+    /// let server = McpServer::new("ops", "1.0.0").view(PANEL);
+    /// ```
+    pub fn view(mut self, view: crate::view::View) -> Self {
+        self.ui.views.push(view);
+        self
+    }
+
+    /// Serves views and UI meta (`true`, the default) or none at all (`false`, what `--no-ui`
+    /// on the examples sets): no view resource, no `io.modelcontextprotocol/ui` extension, no
+    /// `_meta.ui` on any tool, no embedded page. View-bound tools answer as every tool does.
+    pub fn ui(mut self, enabled: bool) -> Self {
+        self.ui.enabled = enabled;
+        self
+    }
+
+    /// Whether view-bound tools also carry the flat `_meta["ui/resourceUri"]` key older Apps
+    /// hosts read (default `true`; the nested `_meta.ui.resourceUri` is always there).
+    pub fn flat_ui_key(mut self, on: bool) -> Self {
+        self.ui.flat_key = on;
+        self
+    }
+
+    /// The embedded convention (mcp-ui): for a client that renders views — its capabilities
+    /// carry the `io.modelcontextprotocol/ui` extension with `text/html;profile=mcp-app` among
+    /// its `mimeTypes`, at `initialize` or on a 2026-07-28 request — a view-bound tool's
+    /// result also embeds the page as a `resource` block, after its text (default `false`).
+    pub fn embed_views(mut self, on: bool) -> Self {
+        self.ui.embed = on;
         self
     }
 
@@ -209,6 +255,7 @@ impl McpServer {
             root_tools: self.root_tools,
             root_prompts: self.root_prompts,
             profile: self.profile,
+            ui: self.ui,
         };
         let shared = Shared::boot(
             self.identity,

@@ -65,6 +65,9 @@ impl Handler {
 
     /// `resources/read`.
     pub(crate) async fn read(&self, uri: String) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(view) = self.shared.current().views.read(&uri) {
+            return Ok(view.into());
+        }
         let Target {
             generation,
             entry,
@@ -130,11 +133,15 @@ impl Handler {
                 format!("invalid argument `{}`: {}", e.field, e.message),
             )),
         };
-        Ok(match answer {
+        let result = match answer {
             Ok(output) => results::success(output),
             Err(failure) => results::failure(failure),
-        }
-        .into())
+        };
+        // A view-bound tool's answer, text first, with its page for a client that renders it.
+        let client = context
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok());
+        Ok(generation.views.finish(entry.view, client, result).into())
     }
 
     /// `prompts/get`.

@@ -43,8 +43,10 @@ impl Shared {
     ) -> Result<Arc<Shared>, CompositionError> {
         let closed = CancellationToken::new();
         let generation = generation::compose(&fixed, siblings, || factory.link(&closed))?;
+        let mut info = server_config(identity);
+        super::apps::advertise(&mut info.capabilities, &fixed.ui);
         Ok(Arc::new(Shared {
-            info: server_config(identity),
+            info,
             instructions,
             settings,
             fixed,

@@ -52,6 +52,8 @@ pub struct Roster {
     pub siblings: Siblings,
     /// The bundle-root tools.
     pub root: RootTools,
+    /// The MCP Apps views it declares (`views: [..]`).
+    pub views: Vec<crate::view::View>,
 }
 
 impl Roster {
@@ -61,6 +63,7 @@ impl Roster {
             core: None,
             siblings: Siblings::new(),
             root: RootTools::new(),
+            views: Vec::new(),
         }
     }
     #[doc(hidden)]
@@ -360,4 +363,52 @@ pub const fn problem_at(bundle: &StaticBundle, at: Culprit) -> Option<Sentence> 
     } else {
         Some(report.text)
     }
+}
+
+/// The problem, if any, of a tool bound to a view the static roster does not declare.
+/// `bundle!` asks once per tool, in a const spanned at the tool, so the error lands on it.
+#[doc(hidden)]
+pub const fn view_problem(
+    tool: &'static str,
+    view: Option<&'static str>,
+    declared: &[&'static str],
+) -> Option<Message> {
+    let Some(view) = view else { return None };
+    let mut i = 0;
+    while i < declared.len() {
+        if str_eq(declared[i], view) {
+            return None;
+        }
+        i += 1;
+    }
+    Some(
+        Message::new()
+            .push("tool \"")
+            .push(tool)
+            .push("\" is bound to the view ")
+            .push(view)
+            .push(", which this bundle does not declare — add the view's const to `views: [..]` after `root: [..];`"),
+    )
+}
+
+/// The problem, if any, of two declared views at one URI.
+#[doc(hidden)]
+pub const fn views_problem(declared: &[&'static str]) -> Option<Message> {
+    let mut i = 0;
+    while i < declared.len() {
+        let mut j = i + 1;
+        while j < declared.len() {
+            if str_eq(declared[i], declared[j]) {
+                return Some(
+                    Message::new()
+                        .push("the view ")
+                        .push(declared[i])
+                        .push(" is declared twice — keep one"),
+                );
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    None
 }
