@@ -29,12 +29,13 @@ warnings.simplefilter("ignore")  # subscribe/unsubscribe are deprecated at 2026-
 
 OPS = sys.argv[1]
 INSTRUCTIONS = "Everything here is about processes, not files."
-TOOLS = {"proc_spawn", "proc_kill", "load_sample", "count"}
+TOOLS = {"proc_spawn", "proc_kill", "load_sample", "count", "processes_view"}
 RESOURCES = {
     "surface://cells/load",
     "surface://collections/processes",
     "surface://streams/log",
     "surface://events/autosave",
+    "ui://ops/processes",
 }
 TEMPLATES = {"surface://collections/processes/{id}"}
 

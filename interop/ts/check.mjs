@@ -120,9 +120,9 @@ async function checkOps(sdk, transport) {
     check(`${tag} server identity`, client.getServerVersion()?.name === 'ops', client.getServerVersion());
     check(`${tag} instructions`, client.getInstructions() === 'Everything here is about processes, not files.', client.getInstructions());
     const tools = await toolNames(client);
-    check(`${tag} tools/list`, same(tools, ['proc_spawn', 'proc_kill', 'load_sample', 'count']), [...tools]);
+    check(`${tag} tools/list`, same(tools, ['proc_spawn', 'proc_kill', 'load_sample', 'count', 'processes_view']), [...tools]);
     const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
-    check(`${tag} resources/list`, resources.join(' ') === 'surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log', resources);
+    check(`${tag} resources/list`, resources.join(' ') === 'surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log ui://ops/processes', resources);
     const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
     check(`${tag} resources/templates/list`, templates.join() === 'surface://collections/processes/{id}', templates);
     const load = JSON.parse((await client.readResource({ uri: 'surface://cells/load' })).contents[0].text);
