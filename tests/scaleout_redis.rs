@@ -671,11 +671,12 @@ async fn an_instance_killed_mid_load_loses_no_acknowledged_write() {
 // ---- the scale-out benchmark (bench/scaleout runs it in release; ignored by default) ----
 
 /// One keep-alive connection's worth of calls: `tools/call name args` `calls` times, each
-/// answered before the next; the latency of each.
-async fn worker(addr: SocketAddr, tool: &str, args: &Value, calls: usize) -> Vec<Duration> {
+/// answered before the next; the latency of each, and how many answered `isError`.
+async fn worker(addr: SocketAddr, tool: &str, args: &Value, calls: usize) -> (Vec<Duration>, usize) {
     let session = Session::open(addr).await;
     let mut stream = tokio::io::BufReader::new(tokio::net::TcpStream::connect(addr).await.unwrap());
     let mut latencies = Vec::with_capacity(calls);
+    let mut errors = 0;
     for i in 0..calls {
         let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
             "params": {"name": tool, "arguments": args}})
@@ -715,19 +716,21 @@ async fn worker(addr: SocketAddr, tool: &str, args: &Value, calls: usize) -> Vec
         }
         latencies.push(started.elapsed());
         let answer = String::from_utf8_lossy(&answer);
-        assert!(answer.contains("\"isError\":false"), "{answer}");
+        assert!(answer.contains("\"isError\":"), "a tool answer: {answer}");
+        errors += usize::from(!answer.contains("\"isError\":false"));
     }
-    latencies
+    (latencies, errors)
 }
 
-/// `workers` connections spread round-robin over `addrs`, `calls` each: calls/s and p50/p99.
+/// `workers` connections spread round-robin over `addrs`, `calls` each: calls/s, p50, p99 and
+/// how many answered `isError`.
 async fn load(
     addrs: &[SocketAddr],
     tool: &str,
     args: Value,
     workers: usize,
     calls: usize,
-) -> (f64, Duration, Duration) {
+) -> (f64, Duration, Duration, usize) {
     let started = Instant::now();
     let tasks: Vec<_> = (0..workers)
         .map(|w| {
@@ -735,14 +738,21 @@ async fn load(
             tokio::spawn(async move { worker(addr, &tool, &args, calls).await })
         })
         .collect();
-    let mut all = Vec::new();
+    let (mut all, mut errors) = (Vec::new(), 0);
     for t in tasks {
-        all.extend(t.await.unwrap());
+        let (latencies, failed) = t.await.unwrap();
+        all.extend(latencies);
+        errors += failed;
     }
     let elapsed = started.elapsed();
     all.sort();
     let at = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
-    (all.len() as f64 / elapsed.as_secs_f64(), at(0.50), at(0.99))
+    (
+        all.len() as f64 / elapsed.as_secs_f64(),
+        at(0.50),
+        at(0.99),
+        errors,
+    )
 }
 
 /// calls/s and p99 of the same pipelined load (`SCALEOUT_WORKERS` connections, default 16,
@@ -764,8 +774,8 @@ async fn scaleout_benchmark() {
     let (workers, calls): (usize, usize) = (env("SCALEOUT_WORKERS", 16), env("SCALEOUT_CALLS", 500));
     let bin = std::env::var_os("SCALEOUT_OPS").map_or_else(ops_binary, PathBuf::from);
     println!("scaleout: {workers} connections x {calls} calls, one call in flight on each");
-    println!("| instances | store | tool | calls/s | p50 ms | p99 ms |");
-    println!("|---|---|---|---|---|---|");
+    println!("| instances | store | tool | calls/s | p50 ms | p99 ms | isError |");
+    println!("|---|---|---|---|---|---|---|");
     for (n, store) in [(1, "memory"), (1, "redis"), (2, "redis"), (3, "redis")] {
         let mut children = Vec::new();
         let mut addrs = Vec::new();
@@ -783,10 +793,10 @@ async fn scaleout_benchmark() {
             ("proc_spawn", json!({"name": "bench"})),
         ] {
             load(&addrs, tool, args.clone(), workers, calls / 10).await; // warm-up
-            let (rate, p50, p99) = load(&addrs, tool, args, workers, calls).await;
+            let (rate, p50, p99, errors) = load(&addrs, tool, args, workers, calls).await;
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             println!(
-                "| {n} | {store} | {tool} | {rate:.0} | {:.2} | {:.2} |",
+                "| {n} | {store} | {tool} | {rate:.0} | {:.2} | {:.2} | {errors} |",
                 ms(p50),
                 ms(p99)
             );
