@@ -372,7 +372,7 @@ pub const fn view_problem(
     tool: &'static str,
     view: Option<&'static str>,
     declared: &[&'static str],
-) -> Option<Message> {
+) -> Option<Sentence> {
     let Some(view) = view else { return None };
     let mut i = 0;
     while i < declared.len() {
@@ -382,7 +382,7 @@ pub const fn view_problem(
         i += 1;
     }
     Some(
-        Message::new()
+        Sentence::new()
             .push("tool \"")
             .push(tool)
             .push("\" is bound to the view ")
@@ -393,14 +393,14 @@ pub const fn view_problem(
 
 /// The problem, if any, of two declared views at one URI.
 #[doc(hidden)]
-pub const fn views_problem(declared: &[&'static str]) -> Option<Message> {
+pub const fn views_problem(declared: &[&'static str]) -> Option<Sentence> {
     let mut i = 0;
     while i < declared.len() {
         let mut j = i + 1;
         while j < declared.len() {
             if str_eq(declared[i], declared[j]) {
                 return Some(
-                    Message::new()
+                    Sentence::new()
                         .push("the view ")
                         .push(declared[i])
                         .push(" is declared twice — keep one"),
