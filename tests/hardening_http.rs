@@ -222,3 +222,17 @@ async fn an_idle_session_expires_and_frees_its_place() {
     assert_eq!(list_tools(addr, &id).await.status, 404, "the idle session ended");
     assert_eq!(initialize(addr).await.status, 200, "its place is free again");
 }
+
+/// `HttpOptions::max_body` is honoured below its default: a body over it answers `413`, a
+/// body under it is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lower_body_limit_is_honoured() {
+    let (_server, addr) = serve(HttpOptions::loopback(0).max_body(1024)).await;
+    let padded = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"experimental": {"pad": "x".repeat(2048)}},
+        "clientInfo": {"name": "hardening", "version": "0"}}});
+    let refused = http(addr, "POST", &[JSON, ACCEPT], &padded.to_string()).await;
+    assert_eq!(refused.status, 413, "{refused:?}");
+    assert!(refused.body.contains("1024 bytes"), "{refused:?}");
+    assert_eq!(initialize(addr).await.status, 200);
+}

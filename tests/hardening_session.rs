@@ -1,5 +1,6 @@
 //! Bounds a session or a member cannot outgrow: a stream's history, the feeds of a refused
-//! listen, subscriptions per session — over the ops example served in-process.
+//! listen, subscriptions per session, requests in flight and the longest line — over the ops
+//! example served in-process.
 
 #[allow(dead_code)]
 #[path = "../examples/ops.rs"]
@@ -115,4 +116,115 @@ async fn the_subscription_limit_is_a_setting_and_covers_listens() {
         };
         assert!(refused.contains("2 URIs"), "{era:?}: {refused}");
     }
+}
+
+/// `max_in_flight` is honoured below its default: an open listen stream holds its request in
+/// flight, so with the bound at 2 and two listens open the next request is not read; at 3 it is
+/// answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lower_in_flight_setting_is_honoured() {
+    for (bound, answered) in [(2, false), (3, true)] {
+        let surface = Arc::new(ops::Ops::new());
+        let served = ops::mcp_server(surface).max_in_flight(bound).start().unwrap();
+        let client = TestClient::connect(&served, Era::Modern).await;
+        let _load = client.subscribe("surface://cells/load").await.unwrap();
+        let _log = client.subscribe("surface://streams/log").await.unwrap();
+        // Generous when it must come, short when it must not (a wrong answer is then fast).
+        let wait = Duration::from_secs(if answered { 20 } else { 1 });
+        let read = tokio::time::timeout(wait, client.read("surface://cells/load")).await;
+        assert_eq!(read.is_ok(), answered, "bound {bound}: {read:?}");
+    }
+}
+
+/// `max_line` is honoured below its default, for a line read whole and for one longer than a
+/// read: each is answered -32600 with its id and the limit, and the connection goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lower_line_limit_is_honoured() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let served = ops::mcp_server(Arc::new(ops::Ops::new()))
+        .max_line(1024)
+        .start()
+        .unwrap();
+    let (server_in, mut to_server) = tokio::io::duplex(1 << 20);
+    let (from_server, server_out) = tokio::io::duplex(1 << 20);
+    let _connection = tokio::spawn(async move {
+        let connection = served.serve(server_in, server_out).await.unwrap();
+        connection.waiting().await
+    });
+    let mut answers = BufReader::new(from_server).lines();
+    let mut send = async |message: serde_json::Value| {
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        to_server.write_all(&line).await.unwrap();
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+    )
+    .await;
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    let call = |id: u32, name_len: usize| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "proc_spawn", "arguments": {"name": "a".repeat(name_len)}}})
+    };
+    // 2 KiB arrives in one read; 200 KiB spans several.
+    send(call(1, 2 * 1024)).await;
+    send(call(2, 200 * 1024)).await;
+    send(call(3, 10)).await;
+    let mut by_id = std::collections::HashMap::new();
+    while by_id.len() < 4 {
+        let line = tokio::time::timeout(Duration::from_secs(20), answers.next_line())
+            .await
+            .expect("every line is answered")
+            .unwrap()
+            .expect("the connection stays open");
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        by_id.insert(answer["id"].as_u64().unwrap(), answer);
+    }
+    for id in [1, 2] {
+        let refused = &by_id[&id];
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("longer than 1024 bytes"), "{message}");
+    }
+    assert_eq!(by_id[&3]["result"]["isError"], json!(false), "{}", by_id[&3]);
+}
+
+/// `close_stall` is honoured below its default: after stdin EOF, answers queued for a reader
+/// that never reads again are abandoned once the writer has made no progress for that long
+/// (the default, 30 s, would outlast the wait here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lower_close_stall_is_honoured() {
+    use tokio::io::AsyncWriteExt;
+    let served = ops::mcp_server(Arc::new(ops::Ops::new()))
+        .close_stall(Duration::from_millis(500))
+        .start()
+        .unwrap();
+    let (server_in, mut to_server) = tokio::io::duplex(1 << 20);
+    // Room for a few hundred bytes of answers, and a reader that never reads them.
+    let (_never_read, server_out) = tokio::io::duplex(256);
+    let connection = served.serve(server_in, server_out);
+    let mut lines = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}))
+    .unwrap();
+    lines.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    for id in 1..=20 {
+        lines.extend(
+            serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})).unwrap(),
+        );
+        lines.push(b'\n');
+    }
+    to_server.write_all(&lines).await.unwrap();
+    drop(to_server);
+    let started = std::time::Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(15), async {
+        connection.await.unwrap().waiting().await
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the stalled writer was still waited for after {:?}",
+        started.elapsed()
+    );
 }

@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         set_nonblocking(&output)?;
         let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(input)?;
         let writer = tokio::net::unix::pipe::Sender::from_owned_fd(output)?;
-        let transport = fast_transport::FastTransport::new(reader, writer);
+        let transport = fast_transport::FastTransport::new(reader, writer, fast_transport::Limits::default());
         Ops::new().serve(transport).await?.waiting().await?;
         Ok(())
     })

@@ -2,6 +2,8 @@
 //! clients, the capabilities announced, and the bounds a session is held to.
 
 use super::link::Link;
+use super::transport::Limits;
+pub use super::transport::{CLOSE_STALL, MAX_IN_FLIGHT, MAX_LINE};
 use crate::bundle::{BundleClient, DialFactory};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use std::sync::Arc;
@@ -16,12 +18,17 @@ pub const MAX_SUBSCRIPTIONS: usize = 1024;
 pub(crate) struct Settings {
     /// URIs one session may watch at once ([`MAX_SUBSCRIPTIONS`]).
     pub(crate) max_subscriptions: usize,
+    /// What our transport (stdio, `serve`) holds one connection to: requests in flight
+    /// ([`MAX_IN_FLIGHT`]), the longest line ([`MAX_LINE`]) and how long a stalled writer is
+    /// waited for at the end ([`CLOSE_STALL`]).
+    pub(crate) transport: Limits,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             max_subscriptions: MAX_SUBSCRIPTIONS,
+            transport: Limits::default(),
         }
     }
 }

@@ -54,6 +54,7 @@ pub struct HttpOptions {
     allowed_hosts: Vec<String>,
     max_sessions: usize,
     session_idle_timeout: Option<Duration>,
+    max_body: usize,
 }
 
 impl HttpOptions {
@@ -67,7 +68,29 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(Self::DEFAULT_SESSION_IDLE_TIMEOUT),
+            max_body: Self::DEFAULT_MAX_BODY,
         }
+    }
+
+    /// Default of [`max_body`](Self::max_body): 4 MiB (rmcp's own default).
+    pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+
+    /// The largest request body, in bytes (default [`DEFAULT_MAX_BODY`](Self::DEFAULT_MAX_BODY)):
+    /// a larger one answers `413 Payload Too Large` and its session goes on — the HTTP face's
+    /// counterpart of `McpServer::max_line` on stdio.
+    ///
+    /// ```
+    /// let options = surface_runtime::mcp::HttpOptions::loopback(0).max_body(64 * 1024);
+    /// assert_eq!(options.get_max_body(), 64 * 1024);
+    /// ```
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// See [`max_body`](Self::max_body).
+    pub fn get_max_body(&self) -> usize {
+        self.max_body
     }
 
     /// Default of [`max_sessions`](Self::max_sessions): 10,000 sessions.
@@ -143,7 +166,8 @@ impl HttpOptions {
         let config = StreamableHttpServerConfig::default()
             .with_cancellation_token(cancel)
             // Legacy clients get stateful sessions; 2026-07-28 requests are always stateless.
-            .with_legacy_session_mode(true);
+            .with_legacy_session_mode(true)
+            .with_max_request_body_bytes(self.max_body);
         if self.allow_remote {
             if !self.addr.ip().is_unspecified() {
                 hosts.push(self.addr.ip().to_string());

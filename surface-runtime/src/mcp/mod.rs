@@ -49,7 +49,7 @@ pub use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
-pub use config::{ClientFactory, Instructions, MAX_SUBSCRIPTIONS};
+pub use config::{CLOSE_STALL, ClientFactory, Instructions, MAX_IN_FLIGHT, MAX_LINE, MAX_SUBSCRIPTIONS};
 pub use generation::CompositionError;
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer};
@@ -61,9 +61,7 @@ pub use static_bundle::Roster;
 /// is answered when it is no request), and the bounds.
 #[doc(hidden)]
 pub mod __transport {
-    pub use super::transport::{
-        CLOSE_STALL, Decoded, IN_FLIGHT, Kind, MAX_LINE, Outline, decode_line, outline,
-    };
+    pub use super::transport::{Decoded, Kind, Outline, decode_line, outline};
 }
 #[doc(hidden)]
 pub use static_bundle::{
@@ -121,6 +119,55 @@ impl McpServer {
     /// session already holds costs nothing.
     pub fn max_subscriptions(mut self, limit: usize) -> Self {
         self.settings.max_subscriptions = limit;
+        self
+    }
+
+    /// How many requests one connection over stdio (or [`ServedMcp::serve`]) may have in
+    /// flight — read, answer not yet written (default [`MAX_IN_FLIGHT`], at least 1). At the
+    /// bound the connection's input is not read until an answer is *written*, so a client that
+    /// sends without reading cannot make the server buffer answers; an open
+    /// `subscriptions/listen` stream holds one until it ends. Over Streamable HTTP each request
+    /// is an HTTP exchange of its own, bounded by `HttpOptions::max_sessions` and the
+    /// connections the client opens, not by this.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::{McpServer, MAX_IN_FLIGHT};
+    /// assert_eq!(MAX_IN_FLIGHT, 512);
+    /// let server = McpServer::new("ops", "1.0.0").max_in_flight(64);
+    /// ```
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.settings.transport.in_flight = requests;
+        self
+    }
+
+    /// The longest line, in bytes, one connection over stdio (or [`ServedMcp::serve`]) reads
+    /// (default [`MAX_LINE`], 16 MiB). A longer line is answered `-32600` ("the line is longer
+    /// than N bytes", with the request's `id` when it came before the cut) and skipped; the
+    /// connection goes on. Over Streamable HTTP the same bound is `HttpOptions::max_body`.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::{McpServer, MAX_LINE};
+    /// assert_eq!(MAX_LINE, 16 * 1024 * 1024);
+    /// let server = McpServer::new("ops", "1.0.0").max_line(1024 * 1024);
+    /// ```
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.settings.transport.max_line = bytes;
+        self
+    }
+
+    /// How long, once a connection's input has ended (stdin EOF), the server keeps writing
+    /// the answers still queued to a reader that has stopped reading (default
+    /// [`CLOSE_STALL`], 30 s). A reader that reads, however slowly, gets every answer whole:
+    /// only a writer that makes no progress for this long is abandoned.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::{McpServer, CLOSE_STALL};
+    /// # use std::time::Duration;
+    /// assert_eq!(CLOSE_STALL, Duration::from_secs(30));
+    /// let server = McpServer::new("ops", "1.0.0").close_stall(Duration::from_secs(5));
+    /// ```
+    pub fn close_stall(mut self, stall: std::time::Duration) -> Self {
+        self.settings.transport.close_stall = stall;
         self
     }
 
@@ -350,7 +397,7 @@ impl ServedMcp {
             .shared
             .open_session()
             .serve_with_ct(
-                transport::FastTransport::new(reader, writer),
+                transport::FastTransport::new(reader, writer, self.shared.settings.transport),
                 self.shared.closed.child_token(),
             )
             .await

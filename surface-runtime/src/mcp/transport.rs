@@ -16,13 +16,13 @@
 //! - every line that is not a notification is answered: a line that is not JSON gets -32700
 //!   with `"id": null`; JSON that is not a JSON-RPC request gets -32600, carrying the request's
 //!   `id` whenever it had a usable one; valid JSON serde cannot hold (a number like `1e400`,
-//!   nesting deeper than 128) gets -32700 with its `id`; a line over [`MAX_LINE`] bytes gets
-//!   -32600 with its `id` when the id came before the cut. [`decode_line`] decides all of it and
+//!   nesting deeper than 128) gets -32700 with its `id`; a line over [`Limits::max_line`] bytes
+//!   gets -32600 with its `id` when the id came before the cut. [`decode_line`] decides all of it and
 //!   is a pure function (fuzzed);
 //! - no answer is lost at EOF: at the end of input, `receive` reports the end only once every
 //!   request in flight has been answered (long-lived `subscriptions/listen` streams excepted),
 //!   and `close` waits for the writer as long as it makes progress — a slow reader gets every
-//!   answer whole; only a writer stalled for [`CLOSE_STALL`] is abandoned.
+//!   answer whole; only a writer stalled for [`Limits::close_stall`] is abandoned.
 //!
 //! Kept from `AsyncRwTransport`: a UTF-8 BOM and a trailing CR are stripped, empty lines
 //! skipped. This file depends on rmcp, serde, serde_json, tokio and `crate::batch` only: the
@@ -44,12 +44,33 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-/// Requests one connection may have in flight (received, answer not yet written).
-pub const IN_FLIGHT: usize = 512;
-/// The longest line read; a longer one is answered -32600 and skipped.
+/// Requests one connection may have in flight by default (received, answer not yet written).
+pub const MAX_IN_FLIGHT: usize = 512;
+/// The longest line read by default; a longer one is answered -32600 and skipped.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
-/// How long `close` lets a writer make no progress before abandoning the answers still queued
-/// (a reader that never reads again, with its end of the pipe open).
+
+/// The bounds of one connection.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Requests in flight (received, answer not yet written); at least 1.
+    pub in_flight: usize,
+    /// The longest line, in bytes, newline excluded.
+    pub max_line: usize,
+    /// How long `close` waits for a writer that makes no progress.
+    pub close_stall: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            in_flight: MAX_IN_FLIGHT,
+            max_line: MAX_LINE,
+            close_stall: CLOSE_STALL,
+        }
+    }
+}
+/// How long `close` lets a writer make no progress, by default, before abandoning the answers
+/// still queued (a reader that never reads again, with its end of the pipe open).
 pub const CLOSE_STALL: Duration = Duration::from_secs(30);
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -76,6 +97,8 @@ pub(crate) struct FastTransport<R> {
     owed: VecDeque<Vec<u8>>,
     /// Requests received and not yet answered, and whether each is a listen stream.
     in_flight: HashMap<RequestId, bool>,
+    max_line: usize,
+    close_stall: Duration,
     tx: Option<mpsc::UnboundedSender<Frame>>,
     writer: Option<JoinHandle<()>>,
     written: Arc<AtomicU64>,
@@ -83,11 +106,12 @@ pub(crate) struct FastTransport<R> {
 }
 
 impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
-    pub(crate) fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W) -> Self {
+    pub(crate) fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W, limits: Limits) -> Self {
         // Unbounded, yet bounded: every answer holds a permit until written, and notifications
         // are debounced per subscription, whose number is capped per session.
         let (tx, rx) = mpsc::unbounded_channel();
-        let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+        // No permit at all would read nothing, ever.
+        let permits = Arc::new(Semaphore::new(limits.in_flight.max(1)));
         let written = Arc::new(AtomicU64::new(0));
         FastTransport {
             reader,
@@ -98,6 +122,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             pending: None,
             owed: VecDeque::new(),
             in_flight: HashMap::new(),
+            max_line: limits.max_line,
+            close_stall: limits.close_stall,
             tx: Some(tx),
             writer: Some(tokio::spawn(write_frames(
                 rx,
@@ -543,12 +569,15 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
                     if std::mem::take(&mut self.skipping) || rest.is_empty() {
                         return None;
                     }
+                    if rest.len() > self.max_line {
+                        return Some(oversized(&rest, self.max_line));
+                    }
                     return Some(decode_line(&rest));
                 }
-                if self.buf.len() > MAX_LINE {
+                if self.buf.len() > self.max_line {
                     // Too long: answer it (with its id, if the id came before the cut), drop
                     // it and everything up to its newline.
-                    let answer = (!self.skipping).then(|| oversized(&self.buf));
+                    let answer = (!self.skipping).then(|| oversized(&self.buf, self.max_line));
                     self.buf.clear();
                     self.skipping = true;
                     if let Some(answer) = answer {
@@ -568,17 +597,21 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
             if std::mem::take(&mut self.skipping) {
                 continue;
             }
+            // A long line can arrive whole in one read, never waiting in `buf` unfinished.
+            if line.len() > self.max_line {
+                return Some(oversized(line, self.max_line));
+            }
             return Some(decode_line(line));
         }
     }
 }
 
-fn oversized(prefix: &[u8]) -> Decoded {
+fn oversized(prefix: &[u8], max_line: usize) -> Decoded {
     let prefix = prefix.strip_prefix(UTF8_BOM).unwrap_or(prefix);
     Decoded::Refuse(error_answer(
         outline(prefix).id,
         INVALID_REQUEST,
-        &format!("Invalid request: the line is longer than {MAX_LINE} bytes"),
+        &format!("Invalid request: the line is longer than {max_line} bytes"),
     ))
 }
 
@@ -670,7 +703,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
         drop(self.tx.take());
         if let Some(mut writer) = self.writer.take() {
             let mut seen = self.written.load(Ordering::Relaxed);
-            while tokio::time::timeout(CLOSE_STALL, &mut writer).await.is_err() {
+            while tokio::time::timeout(self.close_stall, &mut writer).await.is_err() {
                 let now = self.written.load(Ordering::Relaxed);
                 if now == seen {
                     writer.abort();
