@@ -2,64 +2,16 @@
 //! and kept in the handler (`#[tool_handler(router = self.tool_router)]`), and the non-blocking
 //! `transport::stdio_pipes()` instead of `stdio()`. The honest baseline surface must match.
 
+#[path = "rmcp_ops.rs"]
+mod rmcp_ops;
 #[path = "table.rs"]
 mod table;
 
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use std::sync::Arc;
-use table::{Kill, Killed, Load, Process, Spawn, Table};
-
-#[derive(Clone)]
-struct Ops {
-    table: Arc<Table>,
-    tool_router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl Ops {
-    fn new() -> Self {
-        Ops {
-            table: Arc::new(Table::new()),
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    /// Start a process.
-    #[tool(
-        name = "proc_spawn",
-        annotations(read_only_hint = false, destructive_hint = true)
-    )]
-    async fn proc_spawn(&self, Parameters(input): Parameters<Spawn>) -> Json<Process> {
-        Json(self.table.spawn(input.name))
-    }
-
-    /// Stop a process.
-    #[tool(
-        name = "proc_kill",
-        annotations(read_only_hint = false, destructive_hint = true)
-    )]
-    async fn proc_kill(&self, Parameters(input): Parameters<Kill>) -> Result<Json<Killed>, String> {
-        self.table.kill(input.pid).map(Json)
-    }
-
-    /// The current load.
-    #[tool(
-        name = "load_sample",
-        annotations(read_only_hint = true, destructive_hint = false)
-    )]
-    async fn load_sample(&self) -> Json<Load> {
-        Json(self.table.sample())
-    }
-}
-
-#[tool_handler(router = self.tool_router, name = "ops", version = "0.1.0", instructions = "Everything here is about processes, not files.")]
-impl ServerHandler for Ops {}
+use rmcp::ServiceExt;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    Ops::new()
+    rmcp_ops::Ops::new()
         .serve(rmcp::transport::stdio_pipes())
         .await?
         .waiting()

@@ -8,5 +8,6 @@ pub mod ops;
 
 pub mod bundles;
 pub mod hand;
+pub mod http;
 pub mod wide;
 pub mod wire;

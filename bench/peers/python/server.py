@@ -1,4 +1,5 @@
-"""The ops tools on FastMCP, as its docs show them: decorated functions, `mcp.run()` on stdio.
+"""The ops tools on FastMCP, as its docs show them: decorated functions, `mcp.run()` on stdio
+(`--http PORT`: `mcp.run(transport="http")`, Streamable HTTP at /mcp).
 
 Same state and behaviour as examples/ops.rs: a process table, the load it implies, a log that
 keeps every line, a stray line on stderr per spawn.
@@ -59,4 +60,9 @@ async def load_sample() -> dict:
 
 
 if __name__ == "__main__":
-    mcp.run(show_banner=False)
+    if "--http" in sys.argv:
+        # Streamable HTTP at /mcp, stateful sessions (FastMCP's default), as its docs show.
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        mcp.run(transport="http", host="127.0.0.1", port=port, show_banner=False, log_level="warning")
+    else:
+        mcp.run(show_banner=False)

@@ -16,12 +16,7 @@ use surface_bench::ops::{self, Ops, Process};
 use surface_bench::wire::open_surface;
 
 fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
+    surface_bench::http::memory("self").0
 }
 
 struct Outcome {

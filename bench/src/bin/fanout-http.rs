@@ -1,0 +1,388 @@
+//! Fan-out over Streamable HTTP: many legacy sessions subscribed to the same item URIs, a writer
+//! upserting those items, and what every session receives.
+//!
+//! `fanout-http --sessions 1000 --uris 100 --writes 10000 --bursts 10 --pause-ms 50 --out fanout-http.json`
+//!
+//! The server is this binary again (`--serve`), a child process serving the ops example over
+//! `serve_http` with `--uris` processes in its table; its writer is a plain thread that upserts
+//! those processes round robin when told to on stdin, and reports how long the upserts took.
+//! The driver:
+//! 1. runs the writes once with no session open (the writer alone);
+//! 2. opens `--sessions` legacy sessions, subscribes each to all `--uris` item URIs
+//!    (`resources/subscribe`) and opens each one's standalone `GET` SSE stream;
+//! 3. runs the same writes again (`--bursts` bursts, `--pause-ms` apart) and records the arrival
+//!    of every `notifications/resources/updated` on every stream.
+//!
+//! Reported: the writer's time with and without the watchers (the slowdown), notifications
+//! received, whether every session got an `updated` for every URI after the last write to it
+//! (none lost), the most any (session, URI) got against what the debounce allows (none
+//! duplicated beyond it), the time from the last write to the last notification, and server
+//! memory per subscription.
+
+use http_body_util::BodyExt;
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::{BufRead, Write as _};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use surface_bench::http::{Client, connect, sse_messages};
+use surface_bench::ops::{self, Ops, Process};
+
+const DEBOUNCE_MS: f64 = 200.0;
+const FIRST_ID: u32 = 1000;
+
+fn now_ns() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos()
+}
+
+fn rss_kib() -> u64 {
+    surface_bench::http::memory("self").0
+}
+
+fn uri(k: u32) -> String {
+    format!("surface://collections/processes/{}", FIRST_ID + k)
+}
+
+/// The server side: ops over HTTP, and a writer thread driven by stdin lines
+/// `write BURSTS PER_BURST PAUSE_MS URIS` (answers `wrote BUSY_NS FIRST_NS LAST_NS`) and `rss`.
+fn serve(uris: u32) {
+    let ops = Arc::new(Ops::new());
+    for k in 0..uris {
+        let pid = FIRST_ID + k;
+        ops.processes.upsert(pid, process(pid, 0));
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let served = ops::mcp_server(ops.clone()).start().expect("ops composes");
+    let server = rt
+        .block_on(served.serve_http(surface::mcp::HttpOptions::loopback(0).session_idle_timeout(None)))
+        .expect("binds");
+    println!("{}", server.local_addr());
+    std::io::stdout().flush().unwrap();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["write", bursts, per, pause, uris] => {
+                let (bursts, per, pause, uris): (u32, u32, u64, u32) = (
+                    bursts.parse().unwrap(),
+                    per.parse().unwrap(),
+                    pause.parse().unwrap(),
+                    uris.parse().unwrap(),
+                );
+                let mut busy = Duration::ZERO;
+                let first = now_ns();
+                let mut last = first;
+                let mut n = 0u32;
+                for b in 0..bursts {
+                    if b > 0 {
+                        std::thread::sleep(Duration::from_millis(pause));
+                    }
+                    let t = Instant::now();
+                    for _ in 0..per {
+                        let pid = FIRST_ID + n % uris;
+                        ops.processes.upsert(pid, process(pid, n));
+                        n += 1;
+                    }
+                    busy += t.elapsed();
+                    last = now_ns();
+                }
+                println!("wrote {} {first} {last}", busy.as_nanos());
+            }
+            ["rss"] => println!("{}", rss_kib()),
+            _ => println!("?"),
+        }
+        std::io::stdout().flush().unwrap();
+    }
+}
+
+fn process(pid: u32, n: u32) -> Process {
+    Process {
+        pid,
+        name: format!("p{n}"),
+        state: "running".into(),
+    }
+}
+
+struct Child {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Child {
+    fn ask(&mut self, line: &str) -> String {
+        writeln!(self.input, "{line}").unwrap();
+        self.input.flush().unwrap();
+        let mut answer = String::new();
+        self.output.read_line(&mut answer).unwrap();
+        answer.trim().to_owned()
+    }
+
+    /// Busy ns, first write, last write (Unix ns).
+    fn write(&mut self, bursts: u32, per: u32, pause: u64, uris: u32) -> (f64, u128, u128) {
+        let a = self.ask(&format!("write {bursts} {per} {pause} {uris}"));
+        let f: Vec<&str> = a.split_whitespace().collect();
+        assert_eq!(f[0], "wrote", "{a}");
+        (
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+            f[3].parse().unwrap(),
+        )
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Arrival times (Unix ns) of `updated` per URI, for one session.
+type Heard = Arc<Mutex<HashMap<String, Vec<u128>>>>;
+
+async fn open_session(addr: SocketAddr, uris: u32) -> Result<(Client, Heard), String> {
+    let err = |e: Box<dyn std::error::Error + Send + Sync>| e.to_string();
+    let mut c = connect(addr, "/mcp").await.map_err(err)?;
+    c.initialize().await.map_err(err)?;
+    let mut stream = connect(addr, "/mcp").await.map_err(err)?;
+    stream.session = c.session.clone();
+    stream.version = c.version.clone();
+    let mut body = stream.listen().await.map_err(err)?;
+    let heard: Heard = Arc::default();
+    let h = heard.clone();
+    tokio::spawn(async move {
+        let _keep = stream;
+        let mut pending = Vec::new();
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else { continue };
+            pending.extend_from_slice(&data);
+            // Only whole events: up to the last blank line.
+            let Some(end) = pending.windows(2).rposition(|w| w == b"\n\n") else {
+                continue;
+            };
+            let whole: Vec<u8> = pending.drain(..end + 2).collect();
+            let at = now_ns();
+            for m in sse_messages(&whole) {
+                if m["method"] == "notifications/resources/updated"
+                    && let Some(u) = m["params"]["uri"].as_str()
+                {
+                    h.lock().unwrap().entry(u.to_owned()).or_default().push(at);
+                }
+            }
+        }
+    });
+    for k in 0..uris {
+        c.call("resources/subscribe", json!({"uri": uri(k)}), None)
+            .await
+            .map_err(err)?;
+    }
+    Ok((c, heard))
+}
+
+fn main() {
+    let mut sessions = 1000usize;
+    let mut uris = 100u32;
+    let mut writes = 10_000u32;
+    let mut bursts = 10u32;
+    let mut pause = 50u64;
+    let mut out = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--serve" {
+            serve(args.next().and_then(|v| v.parse().ok()).unwrap_or(uris));
+            return;
+        }
+        let v = args.next().unwrap_or_else(|| panic!("{a} needs a value"));
+        match a.as_str() {
+            "--sessions" => sessions = v.parse().unwrap(),
+            "--uris" => uris = v.parse().unwrap(),
+            "--writes" => writes = v.parse().unwrap(),
+            "--bursts" => bursts = v.parse().unwrap(),
+            "--pause-ms" => pause = v.parse().unwrap(),
+            "--out" => out = Some(v),
+            other => panic!("unknown argument {other:?}"),
+        }
+    }
+    let per = writes / bursts;
+    let mut child = {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--serve", &uris.to_string()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the server starts");
+        let input = c.stdin.take().unwrap();
+        let output = std::io::BufReader::new(c.stdout.take().unwrap());
+        Child {
+            child: c,
+            input,
+            output,
+        }
+    };
+    let mut line = String::new();
+    child.output.read_line(&mut line).unwrap();
+    let addr: SocketAddr = line.trim().parse().expect("the server's address");
+
+    // 1. The writer alone (twice; the second is the figure, the first warms the table).
+    child.write(bursts, per, pause, uris);
+    let (alone_ns, _, _) = child.write(bursts, per, pause, uris);
+    let rss0: f64 = child.ask("rss").parse().unwrap();
+
+    // 2. Sessions, subscriptions, streams.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let t = Instant::now();
+    let opened: Vec<(Client, Heard)> = rt.block_on(async {
+        let mut all = Vec::with_capacity(sessions);
+        let ids: Vec<usize> = (0..sessions).collect();
+        for chunk in ids.chunks(64) {
+            let batch = futures::future::join_all(chunk.iter().map(|_| open_session(addr, uris))).await;
+            for s in batch {
+                all.push(s.expect("a session opens and subscribes"));
+            }
+        }
+        all
+    });
+    let setup_s = t.elapsed().as_secs_f64();
+    eprintln!("fanout-http: {sessions} sessions × {uris} URIs subscribed in {setup_s:.1} s");
+    let rss1: f64 = child.ask("rss").parse().unwrap();
+
+    // 3. The writes, watched. The runtime keeps reading the streams while the writer runs.
+    let (c, (watched_ns, first_ns, last_ns)) = rt.block_on(async {
+        tokio::task::spawn_blocking(move || {
+            let r = child.write(bursts, per, pause, uris);
+            (child, r)
+        })
+        .await
+        .unwrap()
+    });
+    let mut child = c;
+    // Wait for the trailing notifications: until every (session, URI) heard one after the last
+    // write, or nothing arrived for 2 s, or 120 s passed.
+    let heard: Vec<Heard> = opened.iter().map(|(_, h)| h.clone()).collect();
+    let everyone = |heard: &[Heard]| {
+        heard.iter().all(|h| {
+            let h = h.lock().unwrap();
+            (0..uris).all(|k| {
+                h.get(&uri(k))
+                    .is_some_and(|v| v.last().is_some_and(|&t| t >= last_ns))
+            })
+        })
+    };
+    let count = |heard: &[Heard]| -> usize {
+        heard
+            .iter()
+            .map(|h| h.lock().unwrap().values().map(Vec::len).sum::<usize>())
+            .sum()
+    };
+    rt.block_on(async {
+        let start = Instant::now();
+        let mut seen = 0;
+        let mut quiet = Instant::now();
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if everyone(&heard) {
+                // Anything still in flight would be a duplicate: give it a window to show.
+                tokio::time::sleep(Duration::from_millis(2 * DEBOUNCE_MS as u64)).await;
+                break;
+            }
+            let n = count(&heard);
+            if n != seen {
+                seen = n;
+                quiet = Instant::now();
+            }
+            if quiet.elapsed() > Duration::from_secs(2) || start.elapsed() > Duration::from_secs(120) {
+                break;
+            }
+        }
+    });
+    let rss2: f64 = child.ask("rss").parse().unwrap();
+
+    // The verdicts' figures.
+    let span_ms = (last_ns - first_ns) as f64 / 1e6;
+    let allowed = (span_ms / DEBOUNCE_MS).ceil() as usize + 1;
+    let mut lost = 0usize;
+    let mut most = 0usize;
+    let mut total = 0usize;
+    let mut last_arrival = 0u128;
+    let mut per_session_last = Vec::new();
+    for h in &heard {
+        let h = h.lock().unwrap();
+        let mut session_last = 0u128;
+        for k in 0..uris {
+            match h.get(&uri(k)) {
+                Some(v) => {
+                    let after: Vec<u128> = v.iter().copied().filter(|&t| t >= first_ns).collect();
+                    most = most.max(after.len());
+                    total += after.len();
+                    if after.last().is_none_or(|&t| t < last_ns) {
+                        lost += 1;
+                    }
+                    if let Some(&t) = after.last() {
+                        session_last = session_last.max(t);
+                    }
+                }
+                None => lost += 1,
+            }
+        }
+        last_arrival = last_arrival.max(session_last);
+        if session_last >= last_ns {
+            per_session_last.push((session_last - last_ns) as f64 / 1e6);
+        }
+    }
+    per_session_last.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let to_last_ms = (last_arrival.saturating_sub(last_ns)) as f64 / 1e6;
+    let median_ms = surface_bench::http::quantile(&per_session_last, 0.5);
+    let slowdown = watched_ns / alone_ns;
+    let subs = sessions as f64 * uris as f64;
+    let per_sub_kib = (rss1 - rss0) / subs;
+    let wps = |ns: f64| (per * bursts) as f64 / (ns / 1e9);
+    let table = format!(
+        "fan-out over Streamable HTTP: {sessions} legacy sessions × {uris} item URIs subscribed ({subs:.0} subscriptions, each session's standalone GET stream open), {bursts} bursts × {per} upserts {pause} ms apart (span {span_ms:.0} ms)\n\n\
+| | writer alone | {sessions} sessions watching |\n|---|---:|---:|\n\
+| upserts/s (writer thread) | {:.0} | {:.0} |\n\
+| server RSS MiB | {:.1} | {:.1} (after the writes: {:.1}) |\n\n\
+writer slowdown with the watchers: {slowdown:.2}×; notifications: {total} ({:.1} per (session, URI); at most {most} for one, the debounce allows {allowed}); (session, URI) pairs without an `updated` after the last write: {lost}; last write → last notification: {to_last_ms:.0} ms (median over sessions of their last: {median_ms:.0} ms); setting up the subscriptions took {setup_s:.1} s; server memory per subscription (session and stream included): {:.2} KiB\n",
+        wps(alone_ns),
+        wps(watched_ns),
+        rss0 / 1024.0,
+        rss1 / 1024.0,
+        rss2 / 1024.0,
+        total as f64 / subs,
+        per_sub_kib,
+    );
+    print!("{table}");
+    let verdicts = json!([
+        {
+            "target": format!("fan-out over HTTP: {sessions} sessions × {uris} URIs, {} writes: every session gets its debounced `updated`, none lost, none duplicated beyond the debounce", per * bursts),
+            "measured": format!("{lost} (session, URI) pairs missed the last write; at most {most} `updated` per (session, URI), {allowed} allowed; last write → last notification {to_last_ms:.0} ms"),
+            "met": lost == 0 && most <= allowed,
+        },
+        {
+            "target": "fan-out: the writer is not slowed by watchers (upsert time with the watchers ÷ alone ≤ 1.25)",
+            "measured": format!("{slowdown:.2}× ({:.0} vs {:.0} upserts/s)", wps(watched_ns), wps(alone_ns)),
+            "met": slowdown <= 1.25,
+        },
+    ]);
+    if let Some(out) = out {
+        let doc = json!({
+            "title": "Fan-out over Streamable HTTP",
+            "table": table,
+            "verdicts": verdicts,
+            "lost": lost,
+            "most_per_pair": most,
+            "allowed_per_pair": allowed,
+            "notifications": total,
+            "write_to_last_ms": to_last_ms,
+            "slowdown": slowdown,
+            "kib_per_subscription": per_sub_kib,
+        });
+        std::fs::write(out, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    }
+    drop(opened);
+}
