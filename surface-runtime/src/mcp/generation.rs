@@ -76,6 +76,8 @@ pub(crate) struct Generation {
     pub prompt_list: Arc<Vec<rmcp::model::Prompt>>,
     /// The MCP Apps views served (none with the UI off).
     pub views: super::apps::Served,
+    /// One reader of each watched member's feed, routing changes to its watchers (hub.rs).
+    pub hubs: super::hub::Hubs,
 }
 
 /// The fixed part of a bundle: what never moves across rerosters.
@@ -156,6 +158,7 @@ pub(crate) fn compose(
         prompts,
         prompt_list: Arc::new(prompt_list),
         views,
+        hubs: Default::default(),
     })
 }
 

@@ -33,6 +33,7 @@ mod generation;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
+mod hub;
 mod link;
 mod prompts;
 mod requests;

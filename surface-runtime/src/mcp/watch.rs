@@ -1,10 +1,11 @@
 //! One watched URI: a [`Watch`] owns what it follows (the URI resolved on one generation) and
-//! where its `updated` notifications go, and runs the debounced task between the two.
+//! where its `updated` notifications go, and runs the debounced task between the two. The
+//! member's feed itself is read once per generation by its hub (`hub.rs`), which pokes a watch
+//! only when its item (or, for a whole member, anything) changed.
 
 use super::generation::{Generation, ResourceEntry};
-use crate::member::{Change, ChangeStream};
+use super::hub::{self, Route};
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
@@ -14,9 +15,6 @@ use tokio::task::JoinHandle;
 
 /// How long changes to one URI are gathered into one `updated` notification.
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
-
-/// How long a dropped watch waits before it dials again.
-const REATTACH: Duration = Duration::from_millis(250);
 
 /// Where one subscription's notifications go.
 #[derive(Clone)]
@@ -61,21 +59,11 @@ impl Target {
         })
     }
 
-    /// Opens the member's feed on the generation's link. An owned future, so that it can be
-    /// started before a listen is acknowledged and finished after (see [`Opening`]).
-    fn attach(&self) -> BoxFuture<'static, Option<ChangeStream>> {
-        let (generation, entry) = (self.generation.clone(), self.entry.clone());
-        Box::pin(async move {
-            let lease = generation.link.lease().await.ok()?;
-            let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
-            match dispatch.watch(entry.member).await {
-                Ok(changes) => Some(changes),
-                Err(f) => {
-                    generation.link.after(&lease, f).await;
-                    None
-                }
-            }
-        })
+    /// Joins the hub of the member's feed on the generation (opening it when this is its first
+    /// watcher). An owned future, so that it can be started before a listen is acknowledged
+    /// and finished after (see [`Opening`]).
+    fn join(&self) -> BoxFuture<'static, Route> {
+        hub::join(self.generation.clone(), self.entry.clone(), self.item.clone())
     }
 }
 
@@ -93,33 +81,27 @@ impl Drop for Watch {
 }
 
 impl Watch {
-    /// Opens the feed (before answering, so no change made after the subscription is
-    /// acknowledged can be missed), then forwards it as debounced `updated` notifications.
+    /// Joins the member's feed (before answering, so no change made after the subscription is
+    /// acknowledged can be missed), then sends debounced `updated` notifications.
     pub(crate) async fn open(target: Target, notifier: Notifier) -> Watch {
-        let first = target.attach().await;
-        Watch::run(first, target, notifier)
+        let route = target.join().await;
+        Watch::run(route, target, notifier)
     }
 
-    /// Forwards `first` (an attached feed, if attaching worked). Over a dialled link, a feed
-    /// that ends (the connection dropped) is re-attached on a fresh dial.
-    fn run(mut first: Option<ChangeStream>, target: Target, notifier: Notifier) -> Watch {
+    /// Sends one `updated` per window of changes the hub routes here, until the host is gone.
+    /// (Over a dialled link the hub re-attaches a dropped feed; the route stays.)
+    fn run(route: Route, target: Target, notifier: Notifier) -> Watch {
         let task = tokio::spawn({
-            let (target, notifier) = (target.clone(), notifier.clone());
+            let (uri, notifier) = (target.uri.clone(), notifier.clone());
             async move {
                 loop {
-                    let feed = match first.take() {
-                        Some(feed) => Some(feed),
-                        None => target.attach().await,
-                    };
-                    if let Some(changes) = feed
-                        && !forward(changes, &target, &notifier).await
-                    {
+                    route.poke.first().await;
+                    // Gather what arrives within the window into this one notification.
+                    tokio::time::sleep(DEBOUNCE).await;
+                    route.poke.close_window();
+                    if !notifier.updated(&uri).await {
                         return;
                     }
-                    if !target.generation.link.redials() {
-                        return;
-                    }
-                    tokio::time::sleep(REATTACH).await;
                 }
             }
         });
@@ -147,19 +129,19 @@ pub(crate) struct Opening {
 }
 
 enum Started {
-    Open(Option<ChangeStream>),
-    Opening(BoxFuture<'static, Option<ChangeStream>>),
+    Open(Route),
+    Opening(BoxFuture<'static, Route>),
 }
 
 impl Opening {
-    /// Polls the attach once, now: an in-process feed is open when this returns, and a wire
+    /// Polls the join once, now: an in-process feed is open when this returns, and a wire
     /// watch has sent its request; the rest is awaited by [`Opening::finish`].
     pub(crate) fn start(target: Target) -> Opening {
-        let mut attaching = target.attach();
+        let mut joining = target.join();
         let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
-        let started = match attaching.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(feed) => Started::Open(feed),
-            std::task::Poll::Pending => Started::Opening(attaching),
+        let started = match joining.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(route) => Started::Open(route),
+            std::task::Poll::Pending => Started::Opening(joining),
         };
         Opening { target, started }
     }
@@ -171,31 +153,10 @@ impl Opening {
 
     /// The watch, its feed attached.
     pub(crate) async fn finish(self, notifier: Notifier) -> Watch {
-        let first = match self.started {
-            Started::Open(feed) => feed,
-            Started::Opening(attaching) => attaching.await,
+        let route = match self.started {
+            Started::Open(route) => route,
+            Started::Opening(joining) => joining.await,
         };
-        Watch::run(first, self.target, notifier)
+        Watch::run(route, self.target, notifier)
     }
-}
-
-/// Sends debounced `updated` for the relevant changes until the feed ends (answers true) or
-/// the host is gone (false).
-async fn forward(changes: ChangeStream, target: &Target, notifier: &Notifier) -> bool {
-    let item = target.item.as_deref();
-    let relevant = |c: &Change| match (c, item) {
-        (Change::Upserted { id } | Change::Removed { id }, Some(want)) => id == want,
-        (Change::Lagged(_), _) | (_, None) => true,
-        _ => false,
-    };
-    let mut changes = changes.filter(move |c| std::future::ready(relevant(c)));
-    while changes.next().await.is_some() {
-        // Gather what arrives within the window into this one notification.
-        tokio::time::sleep(DEBOUNCE).await;
-        while let Some(Some(_)) = changes.next().now_or_never() {}
-        if !notifier.updated(&target.uri).await {
-            return false;
-        }
-    }
-    true
 }

@@ -1,0 +1,229 @@
+//! One feed per served member, routed to its watchers by item id.
+//!
+//! A subscribed URI used to read its member's whole change feed itself and drop what was not
+//! about its item: every upsert of a collection woke every watcher of every item of it, in
+//! every session, and a writer with many watchers paid for each wake-up (a broadcast send wakes
+//! every waiting receiver). A [`Hub`] is the one reader of a member's feed per served
+//! generation, whatever the number of sessions and URIs: it looks each change's item id up in
+//! its routes and pokes only the watchers of that item (and those of the whole member). A
+//! poked route's watcher then debounces as before (see `Watch` in `handler.rs`).
+//!
+//! A route's `pending` flag makes a poke cheap while its watcher is already gathering changes
+//! into one notification: the hub swaps the flag and wakes the watcher only on the first
+//! change of a window.
+
+use super::generation::{Generation, ResourceEntry};
+use crate::member::{Change, ChangeStream};
+use crate::sync::lock;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+/// How long a dropped feed waits before it dials again.
+const REATTACH: Duration = Duration::from_millis(250);
+
+/// Which member a hub reads: its owning sibling (none for the core) and its name.
+type HubKey = (Option<String>, &'static str);
+
+/// The hubs of one generation, by member.
+#[derive(Default)]
+pub(crate) struct Hubs {
+    open: Mutex<HashMap<HubKey, Weak<Hub>>>,
+}
+
+/// The one reader of a member's feed, and where each change goes.
+pub(crate) struct Hub {
+    routes: Mutex<Routes>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct Routes {
+    next: u64,
+    /// Watchers of one item, by the item's id as URIs spell it.
+    by_id: HashMap<String, Vec<(u64, Arc<Poke>)>>,
+    /// Watchers of the whole member (a cell, a stream, an event, a collection's list).
+    whole: Vec<(u64, Arc<Poke>)>,
+}
+
+/// How a hub wakes one watcher.
+#[derive(Default)]
+pub(crate) struct Poke {
+    pending: AtomicBool,
+    notify: Notify,
+}
+
+impl Poke {
+    fn poke(&self) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            self.notify.notify_one();
+        }
+    }
+
+    /// Waits for the first change of a window.
+    pub(crate) async fn first(&self) {
+        self.notify.notified().await;
+    }
+
+    /// Closes the window: a change from now on opens the next one.
+    pub(crate) fn close_window(&self) {
+        self.pending.store(false, Ordering::Release);
+    }
+}
+
+/// A watcher's place in a hub's routes; leaving it (dropping) removes the route, and the last
+/// route's leaving ends the hub.
+pub(crate) struct Route {
+    hub: Arc<Hub>,
+    item: Option<String>,
+    token: u64,
+    pub(crate) poke: Arc<Poke>,
+}
+
+impl Drop for Route {
+    fn drop(&mut self) {
+        let mut routes = lock(&self.hub.routes);
+        let list = match &self.item {
+            Some(id) => routes.by_id.get_mut(id),
+            None => Some(&mut routes.whole),
+        };
+        if let Some(list) = list {
+            list.retain(|(t, _)| *t != self.token);
+            if list.is_empty()
+                && let Some(id) = &self.item
+            {
+                routes.by_id.remove(id);
+            }
+        }
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.task).take() {
+            task.abort();
+        }
+    }
+}
+
+impl Hub {
+    /// Routes one change: an item's change to that item's watchers and the whole member's;
+    /// anything else (and a lag, which may have hidden any item's change) to every watcher.
+    fn route(&self, change: &Change) {
+        let routes = lock(&self.routes);
+        match change {
+            Change::Upserted { id } | Change::Removed { id } => {
+                for (_, p) in routes.by_id.get(id).into_iter().flatten() {
+                    p.poke();
+                }
+            }
+            Change::Lagged(_) => {
+                for (_, p) in routes.by_id.values().flatten() {
+                    p.poke();
+                }
+            }
+            _ => {}
+        }
+        for (_, p) in &routes.whole {
+            p.poke();
+        }
+    }
+
+    fn join(self: &Arc<Self>, item: Option<String>) -> Route {
+        let poke = Arc::new(Poke::default());
+        let mut routes = lock(&self.routes);
+        routes.next += 1;
+        let token = routes.next;
+        match &item {
+            Some(id) => routes
+                .by_id
+                .entry(id.clone())
+                .or_default()
+                .push((token, poke.clone())),
+            None => routes.whole.push((token, poke.clone())),
+        }
+        Route {
+            hub: self.clone(),
+            item,
+            token,
+            poke,
+        }
+    }
+}
+
+/// Joins the hub of `entry`'s member on `generation` as a watcher of `item` (or of the whole
+/// member), opening the hub and its feed first when there is none. When this returns, an
+/// in-process feed is open, so no change made after it is missed.
+pub(crate) fn join(
+    generation: Arc<Generation>,
+    entry: ResourceEntry,
+    item: Option<String>,
+) -> BoxFuture<'static, Route> {
+    Box::pin(async move {
+        let key = (entry.owner.clone(), entry.member);
+        if let Some(hub) = lock(&generation.hubs.open).get(&key).and_then(Weak::upgrade) {
+            return hub.join(item);
+        }
+        let feed = attach(generation.clone(), entry.clone()).await;
+        // Another watcher may have opened it while this one attached: join that one.
+        let mut open = lock(&generation.hubs.open);
+        if let Some(hub) = open.get(&key).and_then(Weak::upgrade) {
+            return hub.join(item);
+        }
+        open.retain(|_, h| h.strong_count() > 0);
+        let hub = Arc::new(Hub {
+            routes: Mutex::default(),
+            task: Mutex::new(None),
+        });
+        open.insert(key, Arc::downgrade(&hub));
+        drop(open);
+        let route = hub.join(item);
+        let task = tokio::spawn(feed_loop(Arc::downgrade(&hub), feed, generation, entry));
+        *lock(&hub.task) = Some(task);
+        route
+    })
+}
+
+/// Reads the feed into the hub's routes; over a dialled link, a feed that ends (the connection
+/// dropped) is re-attached on a fresh dial. Ends with the hub.
+async fn feed_loop(
+    hub: Weak<Hub>,
+    mut first: Option<ChangeStream>,
+    generation: Arc<Generation>,
+    entry: ResourceEntry,
+) {
+    loop {
+        let feed = match first.take() {
+            Some(feed) => Some(feed),
+            None => attach(generation.clone(), entry.clone()).await,
+        };
+        if let Some(mut changes) = feed {
+            while let Some(change) = changes.next().await {
+                let Some(hub) = hub.upgrade() else { return };
+                hub.route(&change);
+            }
+        }
+        if !generation.link.redials() || hub.strong_count() == 0 {
+            return;
+        }
+        tokio::time::sleep(REATTACH).await;
+    }
+}
+
+/// Opens the member's feed on the generation's link.
+async fn attach(generation: Arc<Generation>, entry: ResourceEntry) -> Option<ChangeStream> {
+    let lease = generation.link.lease().await.ok()?;
+    let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
+    match dispatch.watch(entry.member).await {
+        Ok(changes) => Some(changes),
+        Err(f) => {
+            generation.link.after(&lease, f).await;
+            None
+        }
+    }
+}

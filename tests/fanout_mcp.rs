@@ -1,0 +1,74 @@
+//! Fan-out of one member's changes to many watchers: every session and URI watching items of
+//! the same collection shares one reader of its feed, and each still hears only its own items.
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
+
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use surface::testing::{Era, Notice, TestClient};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_of_many_items_share_one_feed_and_hear_only_their_items() {
+    let quiet = Duration::from_secs(1);
+    let updated = |uri: &str| vec![Notice::Updated(uri.to_owned())];
+    for era in Era::ALL {
+        let surface = Arc::new(ops::Ops::new());
+        let served = ops::mcp_server(surface.clone()).start().expect("ops composes");
+        let (a, b) = (
+            TestClient::connect(&served, era).await,
+            TestClient::connect(&served, era).await,
+        );
+        let one = "surface://collections/processes/1";
+        let two = "surface://collections/processes/2";
+        let mut a1 = a.subscribe(one).await.unwrap();
+        let mut a2 = a.subscribe(two).await.unwrap();
+        let mut b1 = b.subscribe(one).await.unwrap();
+        let mut b2 = b.subscribe(two).await.unwrap();
+        let mut b_all = b.subscribe("surface://collections/processes").await.unwrap();
+        // One reader of the collection's feed, however many sessions and URIs watch it: a write
+        // wakes one task, not one per watcher.
+        assert_eq!(surface.processes.watchers(), 1, "{era:?}");
+
+        a.call("proc_kill", json!({"pid": 1})).await.value();
+        assert_eq!(a1.until_quiet(quiet).await, updated(one), "{era:?}");
+        assert_eq!(b1.until_quiet(quiet).await, updated(one), "{era:?}");
+        assert_eq!(
+            b_all.until_quiet(quiet).await,
+            updated("surface://collections/processes"),
+            "{era:?}"
+        );
+        assert_eq!(a2.until_quiet(quiet).await, [], "{era:?}: item 2 did not change");
+        assert_eq!(b2.until_quiet(quiet).await, [], "{era:?}: item 2 did not change");
+
+        // Many writes to one item inside the window: one notification per watcher of it.
+        for _ in 0..50 {
+            surface.processes.upsert(
+                2,
+                ops::Process {
+                    pid: 2,
+                    name: "shell".into(),
+                    state: "sleeping".into(),
+                },
+            );
+        }
+        assert_eq!(a2.until_quiet(quiet).await, updated(two), "{era:?}");
+        assert_eq!(b2.until_quiet(quiet).await, updated(two), "{era:?}");
+        assert_eq!(a1.until_quiet(quiet).await, [], "{era:?}: item 1 did not change");
+
+        // When every watcher is gone, so is the feed.
+        drop((a1, a2, b1, b2, b_all));
+        drop((a, b));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while surface.processes.watchers() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            surface.processes.watchers(),
+            0,
+            "{era:?}: the feed closed with its last watcher"
+        );
+    }
+}
