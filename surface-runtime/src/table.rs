@@ -309,7 +309,7 @@ fn mirror_description(reads: &str, doc: &str) -> &'static str {
         "" => format!("Reads the resource {reads} (the same JSON)."),
         doc => format!("Reads the resource {reads} (the same JSON). {doc}"),
     };
-    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut seen = crate::sync::lock(&SEEN);
     if let Some(known) = seen.iter().find(|s| **s == text) {
         return known;
     }
