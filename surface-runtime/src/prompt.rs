@@ -213,6 +213,7 @@ impl<E: crate::failure::IntoFailure> PromptResult for Result<PromptAnswer, E> {
 }
 
 /// A bespoke prompt declared on one surface, erased: it is handed that surface's dispatch.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
 pub(crate) trait SurfacePrompt: Send + Sync {
     fn descriptor(&self) -> &'static PromptDescriptor;
     fn get(
@@ -222,6 +223,7 @@ pub(crate) trait SurfacePrompt: Send + Sync {
     ) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
 }
 
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
 pub(crate) struct OnSurface<T>(pub std::sync::Arc<T>);
 
 impl<T> SurfacePrompt for OnSurface<T>
@@ -249,6 +251,7 @@ where
 /// A bespoke prompt at the bundle root, erased: it is handed the whole [`BundleClient`].
 ///
 /// [`BundleClient`]: crate::bundle::BundleClient
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
 pub(crate) trait RootPrompt: Send + Sync {
     fn descriptor(&self) -> &'static PromptDescriptor;
     fn get(
@@ -258,6 +261,7 @@ pub(crate) trait RootPrompt: Send + Sync {
     ) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
 }
 
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
 pub(crate) struct AtRoot<T>(pub std::sync::Arc<T>);
 
 impl<T: BespokePrompt<Client = crate::bundle::BundleClient>> RootPrompt for AtRoot<T> {

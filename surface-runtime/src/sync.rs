@@ -23,6 +23,7 @@ pub(crate) fn write<T: ?Sized>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 }
 
 /// The value of a lock this caller owns outright, recovering it if a panic poisoned it.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // its callers are the MCP face and the store
 pub(crate) fn get_mut<T: ?Sized>(m: &mut Mutex<T>) -> &mut T {
     m.get_mut().unwrap_or_else(PoisonError::into_inner)
 }
