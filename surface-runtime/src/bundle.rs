@@ -155,7 +155,7 @@ impl Member {
     /// ```
     /// # use surface_runtime::{Expose, bundle::Member, resource::ResourceForm};
     /// # fn f<S: surface_runtime::Surface>(expose: Expose<S>) {
-    /// const NOTE: ResourceForm = ResourceForm::uri("notes://today").text("text/markdown");
+    /// const NOTE: ResourceForm = surface_runtime::resource_uri!("notes://today").text("text/markdown");
     /// let member = Member::new(expose).resource("today", NOTE);
     /// # }
     /// ```

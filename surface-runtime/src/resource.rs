@@ -4,20 +4,23 @@
 //!
 //! A member without a [`ResourceForm`] stays at the runtime's own `surface://` URI as JSON. A
 //! form is declared on the member of a bundle ([`crate::bundle::Member::resource`]); its URI is
-//! checked by `const fn`s, so a form written in a `const` (or `const { … }`) is checked at compile
-//! time: a malformed URI, or a template without exactly one `{id}`, does not build.
+//! checked at compile time by [`resource_uri!`](crate::resource_uri) and
+//! [`resource_template!`](crate::resource_template): a malformed URI, or a template without
+//! exactly one `{id}`, does not build, and the error is one error at your macro call. (The `const
+//! fn`s [`ResourceForm::uri`] and [`ResourceForm::template`] check the same, but their panic is
+//! reported inside this module.)
 //!
 //! ```
 //! use surface_runtime::resource::ResourceForm;
-//! const PICTURE: ResourceForm = ResourceForm::uri("test://static-binary").blob("image/png");
-//! const ITEMS: ResourceForm = ResourceForm::template("test://template/{id}/data");
+//! use surface_runtime::{resource_template, resource_uri};
+//! const PICTURE: ResourceForm = resource_uri!("test://static-binary").blob("image/png");
+//! const ITEMS: ResourceForm = resource_template!("test://template/{id}/data");
 //! assert_eq!(PICTURE.declared_uri(), Some("test://static-binary"));
 //! assert_eq!(ITEMS.template_parts(), Some(("test://template/", "/data")));
 //! ```
 //!
 //! ```compile_fail
-//! use surface_runtime::resource::ResourceForm;
-//! const NO_ID: ResourceForm = ResourceForm::template("test://template/data");
+//! let no_id = surface_runtime::resource_template!("test://template/data");
 //! ```
 
 /// What a resource read answers.
@@ -62,7 +65,8 @@ impl ResourceForm {
     }
 
     /// A cell (or any single-valued member) at `uri`: a well-formed absolute URI with no
-    /// template variable. Panics (at compile time in a `const`) when it is not.
+    /// template variable. Panics (at compile time in a `const`, reported inside this crate) when
+    /// it is not; [`resource_uri!`](crate::resource_uri) reports it at your call instead.
     pub const fn uri(uri: &'static str) -> Self {
         if let Err(why) = check(uri, 0) {
             panic!("{}", why);
@@ -75,7 +79,8 @@ impl ResourceForm {
     }
 
     /// A collection's items at `template`, which has exactly one variable, `{id}` (the item's
-    /// key), and no other. Panics (at compile time in a `const`) when it does not.
+    /// key), and no other. Panics (at compile time in a `const`, reported inside this crate) when
+    /// it does not; [`resource_template!`](crate::resource_template) reports it at your call.
     pub const fn template(template: &'static str) -> Self {
         if let Err(why) = check(template, 1) {
             panic!("{}", why);
@@ -118,6 +123,74 @@ impl ResourceForm {
     pub fn template_parts(&self) -> Option<(&'static str, &'static str)> {
         let t = self.uri.filter(|_| self.template)?;
         t.split_once("{id}")
+    }
+}
+
+/// A [`ResourceForm`] at `uri`, checked at compile time where you write it: a malformed URI is
+/// one error at this call, with the rule it breaks. `uri` is a constant `&'static str`.
+///
+/// ```
+/// const NOTES: surface_runtime::resource::ResourceForm =
+///     surface_runtime::resource_uri!("notes://today").text("text/markdown");
+/// assert_eq!(NOTES.declared_uri(), Some("notes://today"));
+/// ```
+///
+/// ```compile_fail
+/// let spaced = surface_runtime::resource_uri!("notes today");
+/// ```
+#[macro_export]
+macro_rules! resource_uri {
+    ($uri:expr) => {{
+        // The rule is evaluated in a `const` block in the caller's crate, so its panic is the
+        // caller's error, not a frame inside `surface`. (Not shared through a helper macro: the
+        // compiler's note would name it.)
+        const {
+            if let ::core::option::Option::Some(why) = $crate::resource::uri_problem($uri, 0) {
+                ::core::panic!("{}", why)
+            }
+        }
+        $crate::resource::ResourceForm::uri($uri)
+    }};
+}
+
+/// A collection's [`ResourceForm`] at `template`, checked at compile time where you write it:
+/// a template without exactly one `{id}` (or otherwise malformed) is one error at this call.
+///
+/// ```
+/// const ITEMS: surface_runtime::resource::ResourceForm =
+///     surface_runtime::resource_template!("x://items/{id}/data");
+/// assert_eq!(ITEMS.template_parts(), Some(("x://items/", "/data")));
+/// ```
+///
+/// ```compile_fail
+/// let no_id = surface_runtime::resource_template!("x://items/data");
+/// ```
+#[macro_export]
+macro_rules! resource_template {
+    ($template:expr) => {{
+        // As `resource_uri!`: the rule's panic happens in the caller's const block.
+        const {
+            if let ::core::option::Option::Some(why) = $crate::resource::uri_problem($template, 1) {
+                ::core::panic!("{}", why)
+            }
+        }
+        $crate::resource::ResourceForm::template($template)
+    }};
+}
+
+/// What is wrong with a declared URI holding `{id}` `ids` times (0 for a plain URI, 1 for a
+/// collection's template), if anything: the rule [`resource_uri!`](crate::resource_uri) and
+/// [`resource_template!`](crate::resource_template) evaluate at compile time.
+///
+/// ```
+/// use surface_runtime::resource::uri_problem;
+/// assert_eq!(uri_problem("notes://today", 0), None);
+/// assert!(uri_problem("x://items/data", 1).is_some());
+/// ```
+pub const fn uri_problem(uri: &str, ids: usize) -> Option<&'static str> {
+    match check(uri, ids) {
+        Ok(()) => None,
+        Err(why) => Some(why),
     }
 }
 
