@@ -59,14 +59,13 @@ fn build(input: &DeriveInput) -> syn::Result<TokenStream> {
             };
             let checks = fields.named.iter().filter(|f| !skipped(f)).map(|f| {
                 let ty = &f.ty;
-                quote_spanned!(ty.span()=> field::<#ty>();)
+                quote_spanned!(ty.span()=> let () = <#ty as ::surface::ask::ElicitField>::__QUALIFIES;)
             });
             Ok(quote! {
                 impl #impl_generics ::surface::ask::ElicitForm for #name #ty_generics #where_clause {}
                 const _: () = {
                     #[allow(dead_code)]
                     fn check #impl_generics () #where_clause {
-                        fn field<F: ::surface::ask::ElicitField + ?Sized>() {}
                         #(#checks)*
                     }
                 };

@@ -303,7 +303,12 @@ pub trait ElicitForm: JsonSchema + DeserializeOwned + Send + 'static {}
     label = "not a string, number, integer, boolean or choice",
     note = "a form is flat: ask for a nested value in an elicitation of its own; an enum of unit variants becomes a choice with `#[derive(Elicit)]`"
 )]
-pub trait ElicitField {}
+pub trait ElicitField {
+    /// What `#[derive(Elicit)]` names to check a field's type: a projection, not a generic
+    /// bound, so the error is at the field with no note naming generated code.
+    #[doc(hidden)]
+    const __QUALIFIES: () = ();
+}
 
 /// An enum of unit variants that can be chosen in a form (and listed, for a multi-select).
 #[diagnostic::on_unimplemented(
