@@ -66,6 +66,10 @@ pub use member::{
     Cell, Change, ChangeStream, Collection, CollectionChange, Event, LiveMember, MemberKey, MemberValue,
     STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
 };
+/// The schemars the generated schemas are built with (derive `schemars::JsonSchema` with your
+/// own dependency on it). Public, so that a compiler message about a missing `JsonSchema` names
+/// the trait plainly rather than through a hidden path.
+pub use schemars;
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
 pub use surface::{DirectDispatch, Procedures, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
 pub use tool::{
