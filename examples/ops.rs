@@ -233,7 +233,7 @@ pub async fn count(
 
 /// The process table as a page: an MCP Apps view, self-contained (no origin to reach), shown by
 /// hosts that render views next to `processes_view`'s answer.
-pub const PROCESSES: View = View::new("ui://ops/processes", include_str!("views/processes.html"))
+pub const PROCESSES: View = surface::view!("ui://ops/processes", include_str!("views/processes.html"))
     .title("Processes")
     .description("The process table, rendered from the answer of processes_view.")
     .csp(Csp::NONE)

@@ -234,7 +234,7 @@
 //!
 //! ```
 //! use surface::View;
-//! const PANEL: View = View::new("ui://ops/panel", "<!doctype html><p>panel</p>").prefers_border(true);
+//! const PANEL: View = surface::view!("ui://ops/panel", "<!doctype html><p>panel</p>").prefers_border(true);
 //! let server = surface::mcp::McpServer::new("ops", "1.0.0").view(PANEL);
 //! # let _ = server;
 //! ```

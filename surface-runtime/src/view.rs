@@ -9,11 +9,12 @@
 //! serves the page at its URI as `text/html;profile=mcp-app` and points every bound tool at it
 //! (`_meta.ui.resourceUri`). Nothing here depends on rmcp.
 //!
-//! The URI is checked by a `const fn`, so a view in a `const` that is not `ui://` does not build:
+//! The URI is checked at compile time by [`view!`](crate::view!), so a view that is not
+//! `ui://` does not build, with one error at your call:
 //!
 //! ```
 //! use surface_runtime::view::{Csp, View};
-//! const PANEL: View = View::new("ui://ops/processes", "<!doctype html><title>p</title>")
+//! const PANEL: View = surface_runtime::view!("ui://ops/processes", "<!doctype html><title>p</title>")
 //!     .title("Processes")
 //!     .csp(Csp::NONE.connect_domains(&["https://api.example.com"]))
 //!     .prefers_border(true);
@@ -24,7 +25,7 @@
 //!
 //! ```compile_fail
 //! use surface_runtime::view::View;
-//! const PANEL: View = View::new("https://ops/processes", "<html></html>");
+//! const PANEL: View = surface_runtime::view!("https://ops/processes", "<html></html>");
 //! ```
 
 use serde_json::{Map, Value, json};
@@ -140,6 +141,33 @@ impl Permissions {
     }
 }
 
+/// A [`View`] at `uri` serving `html`, its URI checked at compile time where you write it: a
+/// URI that is not `ui://<server>/<name>` is one error at this call, saying what to write. Both
+/// arguments are constant `&'static str`s (`include_str!` is fine).
+///
+/// ```
+/// const PANEL: surface_runtime::view::View =
+///     surface_runtime::view!("ui://ops/panel", "<!doctype html><p>panel</p>").prefers_border(true);
+/// assert_eq!(PANEL.name(), "panel");
+/// ```
+///
+/// ```compile_fail
+/// let web = surface_runtime::view!("https://ops/panel", "<p>");
+/// ```
+#[macro_export]
+macro_rules! view {
+    ($uri:expr, $html:expr $(,)?) => {{
+        // The rule runs in a `const` block in the caller's crate, so its panic is the caller's
+        // error, not a frame inside `surface`.
+        const {
+            if let ::core::option::Option::Some(why) = $crate::view::uri_problem($uri) {
+                ::core::panic!("{}", why)
+            }
+        }
+        $crate::view::View::new($uri, $html)
+    }};
+}
+
 /// An MCP Apps view: a `ui://` URI, a self-contained HTML document and its resource meta.
 /// Declare it in a `const` (the URI is checked at compile time there) and bind tools to it with
 /// `#[tool(view = NAME)]`.
@@ -157,7 +185,10 @@ pub struct View {
 
 impl View {
     /// A view at `uri` (`ui://<server>/<name>`) serving `html`. Panics (at compile time in a
-    /// `const`) when the URI is not of that shape.
+    /// `const`) when the URI is not of that shape; prefer [`view!`], whose compile error is at
+    /// your call rather than inside this function.
+    ///
+    /// [`view!`]: crate::view!
     pub const fn new(uri: &'static str, html: &'static str) -> View {
         if let Err(why) = check_uri(uri) {
             panic!("{}", why);
@@ -260,6 +291,23 @@ const SHAPE: &str = "a view's URI is `ui://<server>/<name>` (MCP Apps hosts rend
 
 /// Checks a view URI: `ui://`, a non-empty server segment, `/`, a non-empty name, and nothing a
 /// URI never holds unescaped (the rules of a declared resource URI).
+/// What is wrong with `uri` as a view's URI, if anything (the rule [`View::new`] and [`view!`]
+/// both apply).
+///
+/// [`view!`]: crate::view!
+///
+/// ```
+/// use surface_runtime::view::uri_problem;
+/// assert_eq!(uri_problem("ui://ops/processes"), None);
+/// assert!(uri_problem("https://ops/processes").is_some());
+/// ```
+pub const fn uri_problem(uri: &str) -> Option<&'static str> {
+    match check_uri(uri) {
+        Ok(()) => None,
+        Err(why) => Some(why),
+    }
+}
+
 const fn check_uri(uri: &str) -> Result<(), &'static str> {
     let b = uri.as_bytes();
     let scheme = b"ui://";

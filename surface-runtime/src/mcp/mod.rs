@@ -214,7 +214,7 @@ impl McpServer {
     /// ```
     /// # use surface_runtime::mcp::McpServer;
     /// use surface_runtime::View;
-    /// const PANEL: View = View::new("ui://ops/panel", "<!doctype html><p>panel</p>");
+    /// const PANEL: View = surface_runtime::view!("ui://ops/panel", "<!doctype html><p>panel</p>");
     /// let server = McpServer::new("ops", "1.0.0").view(PANEL);
     /// ```
     pub fn view(mut self, view: crate::view::View) -> Self {
