@@ -9,7 +9,9 @@
 //!
 //! Built with the `redis` feature, `-- --http 127.0.0.1:PORT --redis redis://127.0.0.1:6379/`
 //! keeps the surface's members (and the next pid) in Redis, so several instances on several
-//! ports serve one process table and each one's subscribers hear changes made through any.
+//! ports serve one process table and each one's subscribers hear changes made through any. Its
+//! HTTP sessions and their SSE events live there too: a client whose stream broke reconnects to
+//! any instance with `Mcp-Session-Id` and `Last-Event-ID` and gets the events it missed.
 //!
 //! The MCP server declares one MCP Apps view, `ui://ops/processes` (`examples/views/processes.html`),
 //! bound to the read-only tool `processes_view`; hosts that render views show the process table
@@ -414,8 +416,10 @@ async fn serve_shared(
     };
     store.attach(&ops)?;
     store.bind_counter("next_pid", &ops.next_pid)?;
-    let options =
-        surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?).allow_remote(allow_remote);
+    // Sessions and their SSE events in Redis too: a client resumes on any instance.
+    let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
+        .allow_remote(allow_remote)
+        .store(&store);
     let http = mcp_server(ops).ui(ui).start()?.serve_http(options).await?;
     eprintln!(
         "surface-mcp: serving MCP over Streamable HTTP at {} (members in {} under {})",

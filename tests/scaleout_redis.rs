@@ -386,6 +386,17 @@ impl Session {
         .await
     }
 
+    /// Opens the session's standalone SSE stream: the connection, its `GET` sent.
+    async fn standalone(&self) -> tokio::net::TcpStream {
+        let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+            self.addr, self.id
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream
+    }
+
     /// Opens the session's standalone SSE stream: what `pick` takes from the params of each
     /// notification `method` it carries.
     async fn notifications<T: Send + 'static>(
@@ -394,12 +405,7 @@ impl Session {
         pick: fn(&Value) -> T,
     ) -> tokio::sync::mpsc::UnboundedReceiver<T> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
-        let head = format!(
-            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
-            self.addr, self.id
-        );
-        stream.write_all(head.as_bytes()).await.unwrap();
+        let stream = self.standalone().await;
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stream).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -666,6 +672,167 @@ async fn an_instance_killed_mid_load_loses_no_acknowledged_write() {
     distinct.sort();
     distinct.dedup();
     assert_eq!(distinct.len(), acknowledged.len(), "no pid handed out twice");
+}
+
+// ---- resumable SSE across instances ----
+
+/// One SSE event with an id: the id and its JSON-RPC message.
+type Event = (String, Value);
+
+/// The events with an id and a message in raw SSE (`data:` and `id:` lines, an event ending at
+/// a blank line; chunk-size lines and keep-alive comments are skipped).
+fn sse_events(raw: &str) -> Vec<Event> {
+    let mut events = Vec::new();
+    let (mut id, mut data) = (None, None);
+    for line in raw.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.is_empty() {
+            if let (Some(i), Some(d)) = (id.take(), data.take()) {
+                events.push((i, d));
+            }
+            (id, data) = (None, None);
+        } else if let Some(v) = line.strip_prefix("id:") {
+            id = Some(v.trim_start().to_owned());
+        } else if let Some(v) = line.strip_prefix("data:") {
+            data = serde_json::from_str::<Value>(v.trim_start()).ok();
+        }
+    }
+    events
+}
+
+/// The `resources/updated` events among `events`.
+fn updated(events: &[Event]) -> Vec<Event> {
+    events
+        .iter()
+        .filter(|(_, m)| m["method"] == "notifications/resources/updated")
+        .cloned()
+        .collect()
+}
+
+impl Session {
+    /// This session on another instance: the same id, requests sent to `addr`.
+    fn on(&self, addr: SocketAddr) -> Session {
+        Session {
+            addr,
+            id: self.id.clone(),
+            next: 100.into(),
+        }
+    }
+
+    /// Opens the standalone stream: each `updated` event (id, message) as it arrives; abort
+    /// the task to drop the connection.
+    async fn live_events(
+        &self,
+    ) -> (
+        tokio::sync::mpsc::UnboundedReceiver<Event>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let stream = self.standalone().await;
+        let task = tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stream).lines();
+            let mut raw = String::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                raw.push_str(&line);
+                raw.push('\n');
+                if line.trim_end_matches('\r').is_empty() {
+                    for event in updated(&sse_events(&raw)) {
+                        if tx.send(event).is_err() {
+                            return;
+                        }
+                    }
+                    raw.clear();
+                }
+            }
+        });
+        (rx, task)
+    }
+
+    /// `GET` with `Last-Event-ID: last`: the whole replay (a finite stream), within 10 s.
+    async fn resume(&self, last: &str) -> Vec<Event> {
+        let raw = common::raw_http::exchange(
+            self.addr,
+            "GET",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &self.id),
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Last-Event-ID", last),
+            ],
+            "",
+            Duration::from_secs(10),
+        )
+        .await;
+        assert!(raw.starts_with("HTTP/1.1 200"), "the resume is accepted: {raw}");
+        sse_events(&raw)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it_missed() {
+    let Some(redis) =
+        Redis::start("a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it_missed")
+    else {
+        return;
+    };
+    let bin = ops_binary();
+    let (_a, a_addr) = ops_instance(&bin, &redis).await;
+    let (_b, b_addr) = ops_instance(&bin, &redis).await;
+    let client = Session::open(a_addr).await;
+    let (mut live, connection) = client.live_events().await;
+    client.subscribe("surface://cells/load").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Changes come through B; A's session hears them through the change feed. Each spawn
+    // changes the load once; spaced past the debounce, each is one `updated`.
+    let changer = Session::open(b_addr).await;
+    let spawn = |name: &'static str| {
+        let changer = &changer;
+        async move {
+            let r = changer.call("proc_spawn", json!({ "name": name })).await;
+            assert_eq!(r["isError"], false, "{r}");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    };
+    let mut seen = Vec::new();
+    for name in ["one", "two"] {
+        spawn(name).await;
+        let event = tokio::time::timeout(Duration::from_secs(5), live.recv())
+            .await
+            .expect("the live stream on A carries the update")
+            .unwrap();
+        seen.push(event);
+    }
+    assert_eq!(seen.len(), 2);
+    // The client's connection breaks; three more changes happen meanwhile.
+    connection.abort();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for name in ["three", "four", "five"] {
+        spawn(name).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // It reconnects to B, which never saw the session, with the last id it got on A.
+    let on_b = client.on(b_addr);
+    let last = seen.last().unwrap().0.clone();
+    let missed = updated(&on_b.resume(&last).await);
+    assert_eq!(missed.len(), 3, "exactly the three updates it missed: {missed:?}");
+    for (id, message) in &missed {
+        assert_eq!(message["params"]["uri"], "surface://cells/load");
+        assert!(seen.iter().all(|(s, _)| s != id), "{id} was not delivered before");
+    }
+    let mut ids: Vec<&String> = missed.iter().map(|(id, _)| id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "each once");
+    // Resuming after the last replayed event: nothing more, on either instance.
+    let after = &missed.last().unwrap().0;
+    assert_eq!(updated(&on_b.resume(after).await), Vec::<Event>::new());
+    assert_eq!(updated(&client.resume(after).await), Vec::<Event>::new());
+    // From the stream's start (rmcp primes it with id 0): every update once, in order, with
+    // the ids each was first sent under — none lost, none duplicated.
+    let all = updated(&on_b.resume("0").await);
+    let expected: Vec<Event> = seen.iter().chain(&missed).cloned().collect();
+    assert_eq!(all, expected);
+    // B serves the restored session's requests too.
+    assert_eq!(on_b.read("surface://cells/load").await["procs"], 7);
 }
 
 // ---- the scale-out benchmark (bench/scaleout runs it in release; ignored by default) ----

@@ -55,6 +55,9 @@ pub struct HttpOptions {
     max_sessions: usize,
     session_idle_timeout: Option<Duration>,
     max_body: usize,
+    /// Where sessions and their SSE events live when several instances serve one surface.
+    #[cfg(feature = "redis")]
+    store: Option<crate::store::RedisStore>,
 }
 
 impl HttpOptions {
@@ -69,7 +72,22 @@ impl HttpOptions {
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(Self::DEFAULT_SESSION_IDLE_TIMEOUT),
             max_body: Self::DEFAULT_MAX_BODY,
+            #[cfg(feature = "redis")]
+            store: None,
         }
+    }
+
+    /// Keeps legacy-era sessions and their SSE events in `store` (feature `redis`), so a client
+    /// can resume on any instance serving the same surface: its `Mcp-Session-Id` is known to
+    /// every instance, and a `GET` with `Last-Event-ID` replays the events it missed, whichever
+    /// instance sent them. Every SSE event then costs one Redis round trip. Bounds:
+    /// [`SSE_HISTORY`](crate::store::SSE_HISTORY) events per stream, kept
+    /// [`SSE_TTL`](crate::store::SSE_TTL) after the last, and a session's state kept
+    /// [`SESSION_TTL`](crate::store::SESSION_TTL) after its last use.
+    #[cfg(feature = "redis")]
+    pub fn store(mut self, store: &crate::store::RedisStore) -> Self {
+        self.store = Some(store.clone());
+        self
     }
 
     /// Default of [`max_body`](Self::max_body): 4 MiB (rmcp's own default).
@@ -238,15 +256,24 @@ impl ServedMcp {
         let shared = self.shared.clone();
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
+        #[allow(unused_mut)] // mutated with the `redis` feature
+        let mut config = options.config(stop.clone());
+        #[cfg(feature = "redis")]
+        if let Some(store) = &options.store {
+            let (sessions, session_store, local) = crate::store::sse::SharedSessions::new(store, manager);
+            config.session_store = Some(session_store);
+            let gate = Gate::new(&options, local, &config);
+            let service = StreamableHttpService::new(move || Ok(shared.open_handler()), sessions, config);
+            let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
+            return Ok(HttpServer {
+                local_addr,
+                path: options.path,
+                stop,
+                accept,
+            });
+        }
         let manager = Arc::new(manager);
-        let config = options.config(stop.clone());
-        let gate = Arc::new(Gate {
-            path: Arc::from(options.path.as_str()),
-            manager: manager.clone(),
-            max_sessions: options.max_sessions,
-            max_body: config.max_request_body_bytes,
-            creating: tokio::sync::Mutex::new(()),
-        });
+        let gate = Gate::new(&options, manager.clone(), &config);
         let service = StreamableHttpService::new(move || Ok(shared.open_handler()), manager, config);
         let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
         Ok(HttpServer {
@@ -269,9 +296,16 @@ fn refuse_remote(options: &HttpOptions) -> Result<(), ServeError> {
     )))
 }
 
-type Service = StreamableHttpService<super::session::Handler, LocalSessionManager>;
+/// rmcp's service over one served bundle; `M` is `LocalSessionManager`, or with a Redis store
+/// the manager that shares sessions across instances.
+type Service<M> = StreamableHttpService<super::session::Handler, M>;
 
-async fn accept_loop(listener: TcpListener, service: Service, gate: Arc<Gate>, stop: CancellationToken) {
+async fn accept_loop<M: SessionManager>(
+    listener: TcpListener,
+    service: Service<M>,
+    gate: Arc<Gate>,
+    stop: CancellationToken,
+) {
     loop {
         let (stream, _peer) = tokio::select! {
             _ = stop.cancelled() => return,
@@ -324,7 +358,25 @@ struct Gate {
 }
 
 impl Gate {
-    async fn handle(&self, service: &Service, request: hyper::Request<Incoming>) -> Response {
+    fn new(
+        options: &HttpOptions,
+        manager: Arc<LocalSessionManager>,
+        config: &StreamableHttpServerConfig,
+    ) -> Arc<Gate> {
+        Arc::new(Gate {
+            path: Arc::from(options.path.as_str()),
+            manager,
+            max_sessions: options.max_sessions,
+            max_body: config.max_request_body_bytes,
+            creating: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    async fn handle<M: SessionManager>(
+        &self,
+        service: &Service<M>,
+        request: hyper::Request<Incoming>,
+    ) -> Response {
         if request.uri().path() != &*self.path {
             return not_found("Not Found");
         }
@@ -340,9 +392,9 @@ impl Gate {
         }
     }
 
-    async fn delete(
+    async fn delete<M: SessionManager>(
         &self,
-        service: &Service,
+        service: &Service<M>,
         request: hyper::Request<Incoming>,
         session: Option<SessionId>,
     ) -> Response {
@@ -364,9 +416,9 @@ impl Gate {
         response
     }
 
-    async fn post(
+    async fn post<M: SessionManager>(
         &self,
-        service: &Service,
+        service: &Service<M>,
         request: hyper::Request<Incoming>,
         session: Option<SessionId>,
     ) -> Response {

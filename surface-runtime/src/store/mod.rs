@@ -36,10 +36,14 @@
 mod feed;
 mod log;
 mod remote;
+#[cfg(feature = "http")]
+pub(crate) mod sse;
 
 pub use log::{LogEntries, SharedLog};
 pub use remote::Remote;
 pub(crate) use remote::entry_id;
+#[cfg(feature = "http")]
+pub use sse::{SESSION_TTL, SSE_HISTORY, SSE_TTL};
 
 use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
