@@ -674,6 +674,48 @@ async fn an_instance_killed_mid_load_loses_no_acknowledged_write() {
     assert_eq!(distinct.len(), acknowledged.len(), "no pid handed out twice");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_spawns_through_two_instances_lose_no_increment_and_never_fail() {
+    let Some(redis) =
+        Redis::start("concurrent_spawns_through_two_instances_lose_no_increment_and_never_fail")
+    else {
+        return;
+    };
+    let bin = ops_binary();
+    let (_a, a_addr) = ops_instance(&bin, &redis).await;
+    let (_b, b_addr) = ops_instance(&bin, &redis).await;
+    // Every spawn updates the one `load` cell: the hottest key there is, from 48 connections
+    // at once over both instances (with every caller polling for the lease, about one spawn
+    // in a hundred used to wait out the store's budget and answer isError).
+    const CONNECTIONS: usize = 48;
+    const EACH: usize = 25;
+    let workers: Vec<_> = (0..CONNECTIONS)
+        .map(|n| {
+            let addr = if n % 2 == 0 { a_addr } else { b_addr };
+            tokio::spawn(
+                async move { worker(addr, "proc_spawn", &json!({"name": format!("c{n}")}), EACH).await },
+            )
+        })
+        .collect();
+    let mut errors = 0;
+    for w in workers {
+        errors += w.await.unwrap().1;
+    }
+    assert_eq!(errors, 0, "no spawn answered isError under contention");
+    let on_b = Session::open(b_addr).await;
+    assert_eq!(
+        on_b.read("surface://cells/load").await["procs"],
+        (2 + CONNECTIONS * EACH) as u64,
+        "the load counts every spawn through either instance"
+    );
+    let pids = on_b.read("surface://collections/processes").await;
+    assert_eq!(
+        pids.as_array().unwrap().len(),
+        2 + CONNECTIONS * EACH,
+        "every spawn kept its own pid"
+    );
+}
+
 // ---- resumable SSE across instances ----
 
 /// One SSE event with an id: the id and its JSON-RPC message.

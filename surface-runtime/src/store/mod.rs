@@ -13,8 +13,13 @@
 //! its own members' feeds: typed subscribers and every face (MCP `resources/updated`, listen
 //! streams, wire watches) hear a change made through any instance, with the debounce they
 //! already have. Read-modify-write (`Cell::update`, `Collection::update`) holds a short lease on
-//! the value in Redis (`SET NX PX`), re-reads under it and commits only while it still holds it,
-//! so concurrent updaters on several instances lose no update.
+//! the value in Redis (`SET NX PX`), re-reads under it and commits (write and publication in one
+//! script) only while it still holds it, so concurrent updaters on several instances lose no
+//! update. A lease rather than an optimistic retry because `update` takes an `FnOnce`: the
+//! closure runs exactly once, on the value as it is. Callers of one instance wait for the lease
+//! in a local first-come-first-served queue, so only one per instance polls Redis and a hot
+//! key (every `proc_spawn` updates the one `load` cell) serves its callers in turn instead of
+//! letting unlucky ones wait out [`OP_TIMEOUT`].
 //!
 //! Member methods stay synchronous: in Redis mode each one waits for its round trip (on a
 //! multi-thread runtime inside `block_in_place`), bounded by [`OP_TIMEOUT`]. When Redis cannot

@@ -114,7 +114,16 @@ pub(crate) struct Lease {
     token: String,
     /// The stored JSON, when there is one.
     pub(crate) value: Option<String>,
+    /// This instance's turn for the value, given back after the Redis lease (on drop).
+    _turn: tokio::sync::OwnedMutexGuard<()>,
 }
+
+/// A value's local queue: callers of one instance updating one value wait here in order, so
+/// only one of them at a time competes with other instances for the Redis lease.
+type Queue = Arc<tokio::sync::Mutex<()>>;
+
+/// How many idle local queues a member keeps before sweeping them.
+const IDLE_QUEUES: usize = 64;
 
 /// One member's (or counter's) place in the store. Built by [`RedisStore::attach`](super::RedisStore::attach).
 pub struct Remote {
@@ -125,6 +134,9 @@ pub struct Remote {
     lagged: broadcast::Sender<u64>,
     /// A stream's last entry delivered to this instance's subscribers.
     mark: Mutex<EntryId>,
+    /// Local queues for this value's leases, by hash field (`""`: the value itself); idle ones
+    /// are swept once there are more than [`IDLE_QUEUES`].
+    queues: Mutex<std::collections::HashMap<String, Queue>>,
 }
 
 impl fmt::Debug for Remote {
@@ -151,6 +163,7 @@ impl Remote {
             key,
             lagged: broadcast::channel(16).0,
             mark: Mutex::new((0, 0)),
+            queues: Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -331,9 +344,15 @@ impl Remote {
         );
         let (mut con, key, _) = self.parts();
         let (lease_key, field) = (self.lease_key(field), field.unwrap_or_default().to_owned());
+        let queue = self.queue(&field);
         let held = token.clone();
         let got = self.store.block(async move {
             let deadline = Instant::now() + OP_TIMEOUT - Duration::from_millis(500);
+            // Fair (first come, first served) among this instance's callers; without it every
+            // caller polls Redis and the unlucky ones wait out the whole budget.
+            let Ok(turn) = tokio::time::timeout_at(deadline.into(), queue.lock_owned()).await else {
+                return Ok(None);
+            };
             let mut pause = Duration::from_micros(100);
             loop {
                 let (won, value): (i64, Option<String>) = LEASE
@@ -345,26 +364,41 @@ impl Remote {
                     .invoke_async(&mut con)
                     .await?;
                 if won == 1 {
-                    return Ok(Some(value));
+                    return Ok(Some((value, turn)));
                 }
                 if Instant::now() >= deadline {
                     return Ok(None);
                 }
+                // Only other instances' turn-holders compete here: a short pause suffices.
                 tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(5));
+                pause = (pause * 2).min(Duration::from_millis(2));
             }
         })?;
         match got {
-            Some(value) => Ok(Lease { token, value }),
+            Some((value, turn)) => Ok(Lease {
+                token,
+                value,
+                _turn: turn,
+            }),
             None => {
                 super::record(format!(
-                    "the store kept {} leased by another instance for over {} ms — this call did not complete; retry it",
+                    "{} was being updated by other calls (through this instance or another) for over {} ms — this call did not complete; retry it",
                     self.name,
                     OP_TIMEOUT.as_millis()
                 ));
                 Err(())
             }
         }
+    }
+
+    /// This instance's queue for the value (its hash field `field`, when not empty).
+    fn queue(&self, field: &str) -> Queue {
+        let mut queues = lock(&self.queues);
+        if queues.len() > IDLE_QUEUES && !queues.contains_key(field) {
+            // Nobody holds or waits on a queue only the map references.
+            queues.retain(|_, q| Arc::strong_count(q) > 1);
+        }
+        queues.entry(field.to_owned()).or_default().clone()
     }
 
     /// Writes `value` under `lease` and publishes `message`, releasing the lease; fails (writing
