@@ -877,6 +877,63 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
     assert_eq!(on_b.read("surface://cells/load").await["procs"], 7);
 }
 
+/// An in-process instance serving `options` over HTTP with its sessions in the store.
+async fn http_instance(
+    redis: &Redis,
+    options: surface::mcp::HttpOptions,
+) -> (surface::mcp::HttpServer, SocketAddr) {
+    let (ops, store) = instance(redis);
+    let served = ops::mcp_server(ops).start().expect("the ops server composes");
+    let http = served
+        .serve_http(options.store(&store))
+        .await
+        .expect("it serves HTTP");
+    let addr = http.local_addr();
+    (http, addr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_restored_on_another_instance_counts_against_its_cap_and_deletes_there() {
+    let Some(redis) =
+        Redis::start("a_session_restored_on_another_instance_counts_against_its_cap_and_deletes_there")
+    else {
+        return;
+    };
+    let (_a, a_addr) = http_instance(&redis, surface::mcp::HttpOptions::loopback(0)).await;
+    let (_b, b_addr) = http_instance(&redis, surface::mcp::HttpOptions::loopback(0).max_sessions(1)).await;
+    let (one, two) = (Session::open(a_addr).await, Session::open(a_addr).await);
+    let own = Session::open(b_addr).await;
+    // B is full: restoring A's session there would pass its cap.
+    let tools = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string();
+    let refused = exchange(b_addr, &one.on(b_addr).headers(), &tools).await;
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(refused.contains("already holds 1 sessions"), "{refused}");
+    // Once B's own session ends, A's is restored there and served.
+    let ended =
+        common::raw_http::exchange(b_addr, "DELETE", &own.headers(), "", Duration::from_secs(10)).await;
+    assert!(ended.starts_with("HTTP/1.1 200"), "{ended}");
+    assert!(
+        one.on(b_addr)
+            .tool_names()
+            .await
+            .contains(&"proc_spawn".to_owned())
+    );
+    // A DELETE through B of a session only A holds ends it in the store: 200, not 404, and no
+    // instance can restore it afterwards.
+    let deleted = common::raw_http::exchange(
+        b_addr,
+        "DELETE",
+        &two.on(b_addr).headers(),
+        "",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(deleted.starts_with("HTTP/1.1 200"), "{deleted}");
+    let (_c, c_addr) = http_instance(&redis, surface::mcp::HttpOptions::loopback(0)).await;
+    let gone = exchange(c_addr, &two.on(c_addr).headers(), &tools).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+}
+
 // ---- the scale-out benchmark (bench/scaleout runs it in release; ignored by default) ----
 
 /// One keep-alive connection's worth of calls: `tools/call name args` `calls` times, each

@@ -33,7 +33,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager, SessionStore};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 use std::convert::Infallible;
@@ -355,6 +355,8 @@ struct Gate {
     max_body: usize,
     /// Held while an `initialize` creates a session, so the count and the creation agree.
     creating: tokio::sync::Mutex<()>,
+    /// Where sessions of other instances are found, when rmcp restores them (a Redis store).
+    restorable: Option<Arc<dyn SessionStore>>,
 }
 
 impl Gate {
@@ -369,7 +371,29 @@ impl Gate {
             max_sessions: options.max_sessions,
             max_body: config.max_request_body_bytes,
             creating: tokio::sync::Mutex::new(()),
+            restorable: config.session_store.clone(),
         })
+    }
+
+    /// The answer to a request that would open one session too many, if it would.
+    async fn full(&self, id: Value) -> Option<Response> {
+        let open = self.manager.sessions.read().await.len();
+        (open >= self.max_sessions).then(|| {
+            jsonrpc_error(
+                hyper::StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                -32000,
+                format!(
+                    "surface-mcp: this server already holds {open} sessions, the most it may — end a session you no longer use (DELETE it), or retry later"
+                ),
+            )
+        })
+    }
+
+    /// Whether `id` names a session another instance opened, which rmcp is about to restore
+    /// here from the store.
+    async fn restoring(&self, id: &SessionId) -> bool {
+        self.restorable.is_some() && !self.manager.has_session(id).await.unwrap_or(true)
     }
 
     async fn handle<M: SessionManager>(
@@ -385,10 +409,32 @@ impl Gate {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(|s| s.to_owned().into());
+        if let Some(id) = &session
+            && *request.method() != hyper::Method::DELETE
+            && self.restoring(id).await
+        {
+            // A restored session counts against the cap like one opened here.
+            let _creating = self.creating.lock().await;
+            if let Some(full) = self.full(Value::Null).await {
+                return full;
+            }
+            return match *request.method() {
+                hyper::Method::POST => self.post(service, request, session).await,
+                _ => service.handle(request).await,
+            };
+        }
         match *request.method() {
             hyper::Method::DELETE => self.delete(service, request, session).await,
             hyper::Method::POST => self.post(service, request, session).await,
             _ => service.handle(request).await,
+        }
+    }
+
+    /// Whether the store knows the session (another instance opened it).
+    async fn stored(&self, id: &SessionId) -> bool {
+        match &self.restorable {
+            Some(store) => matches!(store.load(id).await, Ok(Some(_))),
+            None => false,
         }
     }
 
@@ -399,7 +445,7 @@ impl Gate {
         session: Option<SessionId>,
     ) -> Response {
         let existed = match &session {
-            Some(id) => self.manager.has_session(id).await.unwrap_or(false),
+            Some(id) => self.manager.has_session(id).await.unwrap_or(false) || self.stored(id).await,
             None => true,
         };
         let mut response = service.handle(request).await;
@@ -458,16 +504,8 @@ impl Gate {
         let request = hyper::Request::from_parts(parts, Full::new(body));
         let response = if initializes {
             let _creating = self.creating.lock().await;
-            let open = self.manager.sessions.read().await.len();
-            if open >= self.max_sessions {
-                return jsonrpc_error(
-                    hyper::StatusCode::SERVICE_UNAVAILABLE,
-                    problem.id(),
-                    -32000,
-                    format!(
-                        "surface-mcp: this server already holds {open} sessions, the most it may — end a session you no longer use (DELETE it), or retry later"
-                    ),
-                );
+            if let Some(full) = self.full(problem.id()).await {
+                return full;
             }
             service.handle(request).await
         } else {
