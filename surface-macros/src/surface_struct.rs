@@ -36,14 +36,17 @@ struct KindRow {
     /// `::surface::__private::members::…` functions: the live member and the client.
     live_fn: &'static str,
     client_fn: &'static str,
+    /// The same two for a derived member (`#[cell(derived)]`: `::surface::ReadOnly<…>`).
+    derived_live_fn: &'static str,
+    derived_client_fn: &'static str,
 }
 
 #[rustfmt::skip]
 const KINDS: [KindRow; 4] = [
-    KindRow { kind: Kind::Cell, word: "cell", container: "Cell", client: "CellClient", live_fn: "live_cell", client_fn: "cell_client" },
-    KindRow { kind: Kind::Collection, word: "collection", container: "Collection", client: "CollectionClient", live_fn: "live_collection", client_fn: "collection_client" },
-    KindRow { kind: Kind::Stream, word: "stream", container: "Stream", client: "StreamClient", live_fn: "live_stream", client_fn: "stream_client" },
-    KindRow { kind: Kind::Event, word: "event", container: "Event", client: "EventClient", live_fn: "live_event", client_fn: "event_client" },
+    KindRow { kind: Kind::Cell, word: "cell", container: "Cell", client: "CellClient", live_fn: "live_cell", client_fn: "cell_client", derived_live_fn: "live_derived_cell", derived_client_fn: "derived_cell_client" },
+    KindRow { kind: Kind::Collection, word: "collection", container: "Collection", client: "CollectionClient", live_fn: "live_collection", client_fn: "collection_client", derived_live_fn: "live_derived_collection", derived_client_fn: "derived_collection_client" },
+    KindRow { kind: Kind::Stream, word: "stream", container: "Stream", client: "StreamClient", live_fn: "live_stream", client_fn: "stream_client", derived_live_fn: "live_derived_stream", derived_client_fn: "derived_stream_client" },
+    KindRow { kind: Kind::Event, word: "event", container: "Event", client: "EventClient", live_fn: "live_event", client_fn: "event_client", derived_live_fn: "live_derived_event", derived_client_fn: "derived_event_client" },
 ];
 
 /// Names a member accessor would take from the generated client: its inherent methods, those
@@ -96,6 +99,9 @@ impl Kind {
 #[derive(FromMeta)]
 struct CollectionArgs {
     key: Type,
+    /// `#[collection(key = K, derived)]`: a member of a projected surface.
+    #[darling(default)]
+    derived: darling::util::Flag,
 }
 
 struct Member {
@@ -110,6 +116,9 @@ struct Member {
     cfgs: Vec<Attribute>,
     /// Whether its name is reserved by the client (reported; the member gets no accessor).
     reserved: bool,
+    /// `#[cell(derived)]`: a member of a projected surface, read-only (`::surface::ReadOnly`),
+    /// with no setter on the member or on the client.
+    derived: bool,
 }
 
 impl Member {
@@ -183,7 +192,8 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                 let ident = field.ident.clone().expect("named field");
                 let word = attr.path().get_ident().expect("checked above").to_string();
                 let kind = Kind::from_word(&word).expect("checked above");
-                let key = parse_kind_args(attr, kind, errors)
+                let (key, derived) = parse_kind_args(attr, kind, errors);
+                let key = key
                     .or_else(|| (kind == Kind::Collection).then(|| syn::parse_quote!(::std::string::String)));
                 let name = ident.unraw().to_string();
                 let reserved = RESERVED.contains(&name.as_str());
@@ -198,7 +208,7 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     );
                 }
                 let value = field.ty.clone();
-                field.ty = container_type(kind, &value, key.as_ref());
+                field.ty = container_type(kind, &value, key.as_ref(), derived);
                 let cfgs = field
                     .attrs
                     .iter()
@@ -214,6 +224,7 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     doc: doc_text(&field.attrs),
                     cfgs,
                     reserved,
+                    derived,
                 });
             }
         }
@@ -225,55 +236,88 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
     Model { item, members, fatal }
 }
 
-/// Reads the arguments of `#[cell]`, `#[collection(key = K)]`, `#[stream]`, `#[event]`.
-fn parse_kind_args(attr: &Attribute, kind: Kind, errors: &mut Errors) -> Option<Type> {
+/// Reads the arguments of `#[cell]`, `#[collection(key = K)]`, `#[stream]`, `#[event]`: the
+/// key type of a collection, and whether the member is `derived`.
+fn parse_kind_args(attr: &Attribute, kind: Kind, errors: &mut Errors) -> (Option<Type>, bool) {
     let word = kind.row().word;
-    match (&attr.meta, kind) {
+    let list = match (&attr.meta, kind) {
         (Meta::Path(_), Kind::Collection) => {
             errors.at(
                 attr,
                 "a collection needs its key type: write `#[collection(key = u32)]`",
             );
-            None
+            return (None, false);
         }
-        (Meta::Path(_), _) => None,
-        (Meta::List(list), Kind::Collection) => {
-            let nested = match NestedMeta::parse_meta_list(list.tokens.clone()) {
-                Ok(n) => n,
-                Err(e) => {
-                    errors.push(e);
-                    return None;
-                }
-            };
-            for n in &nested {
-                if let NestedMeta::Meta(m) = n {
-                    let w = m.path().get_ident().map(ToString::to_string).unwrap_or_default();
-                    if w != "key" {
-                        errors.at(m.path(), unknown_word(&w, "`#[collection]`", &["key"]));
-                        return None;
-                    }
-                }
-            }
-            match CollectionArgs::from_list(&nested) {
-                Ok(args) => Some(args.key),
-                Err(e) => {
-                    errors.darling(e.with_span(&list.tokens));
-                    None
-                }
-            }
-        }
+        (Meta::Path(_), _) => return (None, false),
+        (Meta::List(list), _) => list,
         (other, _) => {
-            errors.at(other, format!("`#[{word}]` takes no arguments"));
-            None
+            errors.at(other, format!("write `#[{word}]` or `#[{word}(derived)]`"));
+            return (None, false);
+        }
+    };
+    let nested = match NestedMeta::parse_meta_list(list.tokens.clone()) {
+        Ok(n) => n,
+        Err(e) => {
+            errors.push(e);
+            return (None, false);
+        }
+    };
+    let valid: &[&str] = if kind == Kind::Collection {
+        &["key", "derived"]
+    } else {
+        &["derived"]
+    };
+    for n in &nested {
+        match n {
+            NestedMeta::Meta(m) => {
+                let w = m.path().get_ident().map(ToString::to_string).unwrap_or_default();
+                if !valid.contains(&w.as_str()) {
+                    errors.at(m.path(), unknown_word(&w, &format!("`#[{word}]`"), valid));
+                    return (None, false);
+                }
+                if w == "derived" && !matches!(m, Meta::Path(_)) {
+                    errors.at(m, "`derived` is a word: write `derived` alone");
+                    return (None, false);
+                }
+            }
+            NestedMeta::Lit(lit) => {
+                errors.at(
+                    lit,
+                    format!(
+                        "`#[{word}]` takes words, not a literal: expected {}",
+                        crate::errors::one_of(valid)
+                    ),
+                );
+                return (None, false);
+            }
+            // Left to darling, which names what it cannot read.
+            _ => {}
+        }
+    }
+    if kind != Kind::Collection {
+        return (None, true);
+    }
+    match CollectionArgs::from_list(&nested) {
+        Ok(args) => (Some(args.key), args.derived.is_present()),
+        Err(e) => {
+            errors.darling(e.with_span(&list.tokens));
+            (None, false)
         }
     }
 }
 
-/// `::surface::Cell<Load>`, `::surface::Collection<u32, Process>`, spanned at the value type.
-fn container_type(kind: Kind, value: &Type, key: Option<&Type>) -> Type {
+/// `::surface::Cell<Load>`, `::surface::Collection<u32, Process>` (in `::surface::ReadOnly<…>`
+/// when derived), spanned at the value type.
+fn container_type(kind: Kind, value: &Type, key: Option<&Type>, derived: bool) -> Type {
     let container = Ident::new(kind.row().container, value.span());
     let key = key.map(|k| quote!(#k,));
-    syn::parse2(quote_spanned!(value.span()=> ::surface::#container<#key #value>)).expect("a path type")
+    let live = quote_spanned!(value.span()=> ::surface::#container<#key #value>);
+    let ty = if derived {
+        quote_spanned!(value.span()=> ::surface::ReadOnly<#live>)
+    } else {
+        live
+    };
+    syn::parse2(ty).expect("a path type")
 }
 
 /// `TypeSpec { rust: "Load", schema: schema_of::<Load> }`, spanned at the type.
@@ -402,7 +446,15 @@ fn live_arm(m: &Member) -> TokenStream {
     let field = &m.ident;
     let member = &m.name;
     let cfgs = &m.cfgs;
-    let live = Kind::function(m.kind.row().live_fn, Span::call_site());
+    let row = m.kind.row();
+    let live = Kind::function(
+        if m.derived {
+            row.derived_live_fn
+        } else {
+            row.live_fn
+        },
+        Span::call_site(),
+    );
     let args = m.type_args();
     quote!(#(#cfgs)* #member => ::core::option::Option::Some(#live::<#args>(&self.#field)),)
 }
@@ -420,9 +472,19 @@ fn accessor(m: &Member) -> TokenStream {
     });
     let row = m.kind.row();
     let client = Kind::path(row.client);
-    let client_fn = Kind::function(row.client_fn, Span::call_site());
     let args = m.type_args();
-    let ty = quote!(#client<'_, #args>);
+    // A derived member's client reads only: it has no setter to call.
+    let (ty, client_fn) = if m.derived {
+        (
+            quote!(::surface::ReadOnly<#client<'_, #args>>),
+            Kind::function(row.derived_client_fn, Span::call_site()),
+        )
+    } else {
+        (
+            quote!(#client<'_, #args>),
+            Kind::function(row.client_fn, Span::call_site()),
+        )
+    };
     let new = quote!(#client_fn::<#args>(&**::surface::SurfaceClient::dispatch(self), #member));
     quote! {
         #(#cfgs)*

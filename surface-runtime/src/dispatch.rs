@@ -110,6 +110,10 @@ impl<'a, T: Serialize + DeserializeOwned> CellClient<'a, T> {
             value: PhantomData,
         }
     }
+    /// The member's key on its surface (`"load"`).
+    pub fn member(&self) -> &'static str {
+        self.member
+    }
     /// The current value.
     pub async fn get(&self) -> Result<T, Failure> {
         decode_answer(self.member, self.dispatch.read(self.member).await?)
@@ -141,6 +145,10 @@ impl<'a, K: Serialize + DeserializeOwned, V: Serialize + DeserializeOwned> Colle
             member,
             types: PhantomData,
         }
+    }
+    /// The member's key on its surface (`"load"`).
+    pub fn member(&self) -> &'static str {
+        self.member
     }
     /// Every key.
     pub async fn keys(&self) -> Result<Vec<K>, Failure> {
@@ -195,6 +203,10 @@ impl<'a, C: Serialize + DeserializeOwned> StreamClient<'a, C> {
             chunk: PhantomData,
         }
     }
+    /// The member's key on its surface (`"load"`).
+    pub fn member(&self) -> &'static str {
+        self.member
+    }
     /// Every chunk so far.
     pub async fn snapshot(&self) -> Result<Vec<C>, Failure> {
         decode_answer(self.member, self.dispatch.read(self.member).await?)
@@ -226,6 +238,10 @@ impl<'a, T: Serialize + DeserializeOwned> EventClient<'a, T> {
             member,
             value: PhantomData,
         }
+    }
+    /// The member's key on its surface (`"load"`).
+    pub fn member(&self) -> &'static str {
+        self.member
     }
     /// Publishes one occurrence.
     pub async fn publish(&self, value: &T) -> Result<(), Failure> {

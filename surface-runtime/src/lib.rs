@@ -21,6 +21,7 @@ mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;
+pub mod project;
 pub mod prompt;
 pub mod resource;
 pub mod rules;
@@ -66,6 +67,7 @@ pub use member::{
     Cell, Change, ChangeStream, Collection, CollectionChange, Event, LiveMember, MemberKey, MemberValue,
     STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
 };
+pub use project::ReadOnly;
 /// The schemars the generated schemas are built with (derive `schemars::JsonSchema` with your
 /// own dependency on it). Public, so that a compiler message about a missing `JsonSchema` names
 /// the trait plainly rather than through a hidden path.

@@ -255,7 +255,7 @@ impl<E> RendersImage for Result<crate::OkImage, E> {}
 pub mod members {
     use crate::dispatch::Dispatch;
     use crate::member::{Cell, Collection, Event, LiveMember, Stream};
-    use crate::{CellClient, CollectionClient, EventClient, MemberKey, MemberValue, StreamClient};
+    use crate::{CellClient, CollectionClient, EventClient, MemberKey, MemberValue, ReadOnly, StreamClient};
 
     /// A cell as a live member.
     pub fn live_cell<T: MemberValue>(cell: &Cell<T>) -> &dyn LiveMember {
@@ -294,6 +294,53 @@ pub mod members {
     /// The typed client of an event.
     pub fn event_client<'a, T: MemberValue>(d: &'a dyn Dispatch, member: &'static str) -> EventClient<'a, T> {
         EventClient::__new(d, member)
+    }
+
+    /// A derived cell as a live member.
+    pub fn live_derived_cell<T: MemberValue>(cell: &ReadOnly<Cell<T>>) -> &dyn LiveMember {
+        cell
+    }
+    /// A derived collection as a live member.
+    pub fn live_derived_collection<K: MemberKey, V: MemberValue>(
+        c: &ReadOnly<Collection<K, V>>,
+    ) -> &dyn LiveMember {
+        c
+    }
+    /// A derived stream as a live member.
+    pub fn live_derived_stream<C: MemberValue>(stream: &ReadOnly<Stream<C>>) -> &dyn LiveMember {
+        stream
+    }
+    /// A derived event as a live member.
+    pub fn live_derived_event<T: MemberValue>(event: &ReadOnly<Event<T>>) -> &dyn LiveMember {
+        event
+    }
+    /// The typed client of a derived cell: reads only.
+    pub fn derived_cell_client<'a, T: MemberValue>(
+        d: &'a dyn Dispatch,
+        member: &'static str,
+    ) -> ReadOnly<CellClient<'a, T>> {
+        ReadOnly::new(CellClient::__new(d, member))
+    }
+    /// The typed client of a derived collection: reads only.
+    pub fn derived_collection_client<'a, K: MemberKey, V: MemberValue>(
+        d: &'a dyn Dispatch,
+        member: &'static str,
+    ) -> ReadOnly<CollectionClient<'a, K, V>> {
+        ReadOnly::new(CollectionClient::__new(d, member))
+    }
+    /// The typed client of a derived stream: reads only.
+    pub fn derived_stream_client<'a, C: MemberValue>(
+        d: &'a dyn Dispatch,
+        member: &'static str,
+    ) -> ReadOnly<StreamClient<'a, C>> {
+        ReadOnly::new(StreamClient::__new(d, member))
+    }
+    /// The typed client of a derived event: reads only.
+    pub fn derived_event_client<'a, T: MemberValue>(
+        d: &'a dyn Dispatch,
+        member: &'static str,
+    ) -> ReadOnly<EventClient<'a, T>> {
+        ReadOnly::new(EventClient::__new(d, member))
     }
 }
 

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod daemon;
 pub mod raw_http;
 pub mod stdio;
 
