@@ -337,6 +337,21 @@ pub fn mcp_server(ops: Arc<Ops>) -> McpServer {
         .client(move || BundleClient::with_core(OpsClient::direct(ops.clone())))
 }
 
+/// Serves `served` over Streamable HTTP at `addr` (loopback only unless `allow_remote`) until
+/// the process is stopped.
+pub async fn serve_http(
+    served: surface::mcp::ServedMcp,
+    addr: &str,
+    allow_remote: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let options =
+        surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?).allow_remote(allow_remote);
+    let http = served.serve_http(options).await?;
+    eprintln!("surface-mcp: serving MCP over Streamable HTTP at {}", http.url());
+    http.waiting().await?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
@@ -381,11 +396,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             serve_shared(addr, args.len() == 5, url, ui).await?
         }
         ["--http", addr] | ["--http", addr, "--http-allow-remote"] => {
-            let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
-                .allow_remote(args.len() == 3);
-            let http = served.serve_http(options).await?;
-            eprintln!("surface-mcp: serving MCP over Streamable HTTP at {}", http.url());
-            http.waiting().await?;
+            serve_http(served, addr, args.len() == 3).await?
         }
         _ => {
             eprintln!(
