@@ -238,6 +238,67 @@
 //! let server = surface::mcp::McpServer::new("ops", "1.0.0").view(PANEL);
 //! # let _ = server;
 //! ```
+//!
+//! ## Projections
+//!
+//! A projected surface is declared like any other, with `derived` members: each is a
+//! [`ReadOnly`] map of one member of a live surface, built by a [`project::Source`] over that
+//! surface's typed client (in this process, or dialled over the wire) and kept current from
+//! its change feed. It has no setter, so writing one does not compile; what the projection
+//! does not declare, it does not have. Dropping it ends its watches on the source.
+//!
+//! ```
+//! # use std::convert::Infallible;
+//! # use std::sync::Arc;
+//! use surface::project::{Relayed, Source};
+//! use surface::surface;
+//!
+//! /// A counter anyone may bump.
+//! #[surface]
+//! pub struct Counter {
+//!     /// The count.
+//!     #[cell]
+//!     pub count: u32,
+//! }
+//! #[surface]
+//! impl Counter {
+//!     /// Adds one.
+//!     #[procedure("count.bump")]
+//!     async fn bump(&self) -> Result<u32, Infallible> { Ok(self.count.update(|n| { *n += 1; *n })) }
+//!     /// Reads it.
+//!     #[procedure("count.read")]
+//!     async fn read(&self) -> Result<u32, Infallible> { Ok(self.count.get()) }
+//! }
+//!
+//! /// What an observer sees of the counter: whether it is even, and a read passed through.
+//! #[surface]
+//! pub struct Parity {
+//!     /// Whether the count is even, kept current.
+//!     #[cell(derived)]
+//!     pub even: bool,
+//!     source: Source<CounterClient>,
+//! }
+//! #[surface]
+//! impl Parity {
+//!     /// The count, read on the counter.
+//!     #[procedure("count.read")]
+//!     async fn read(&self) -> Result<u32, Relayed> { Ok(self.source.client().procedures().count().read().await?) }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), surface::Failure> {
+//! let counter = Arc::new(Counter { count: surface::Cell::new(0) });
+//! let source = Source::new(CounterClient::direct(counter.clone()));
+//! let parity = Parity { even: source.cell(CounterClient::count, |n: u32| n % 2 == 0).await?, source };
+//! let mut even = parity.even.subscribe();
+//! CounterClient::direct(counter.clone()).procedures().count().bump().await?;
+//! assert_eq!(even.recv().await.unwrap(), false);
+//! assert_eq!(parity.even.value(), false);
+//! assert_eq!(Parity::SPEC.procedures.len(), 1);        // no count.bump: not declared
+//! drop(parity);                                        // its watch on the counter ends
+//! # for _ in 0..100 { if counter.count.watchers() == 0 { break } tokio::task::yield_now().await }
+//! assert_eq!(counter.count.watchers(), 0);
+//! # Ok(()) }
+//! ```
 
 pub use surface_macros::{Elicit, bundle, expose, prompt, surface, tool};
 pub use surface_runtime::*;
