@@ -8,78 +8,12 @@ mod common;
 #[path = "../examples/ops.rs"]
 mod ops;
 
+use common::raw_http::{Answer, http};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use surface::mcp::HttpOptions;
-
-/// One answer: status, headers (lower-cased names), body.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The JSON-RPC message in the body: plain JSON, or the first SSE `data:` line.
-    fn message(&self) -> Value {
-        let text = self
-            .body
-            .lines()
-            .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
-            .unwrap_or(&self.body);
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
-    }
-}
-
-/// Sends one request on a fresh connection (`Connection: close`) and reads the whole answer.
-async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let raw = common::raw_http::exchange(addr, method, headers, body, Duration::from_secs(10)).await;
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect::<Vec<_>>();
-    let body = if headers
-        .iter()
-        .any(|(n, v)| n == "transfer-encoding" && v == "chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    Answer {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        body = rest[n..].trim_start_matches("\r\n");
-    }
-    out
-}
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");

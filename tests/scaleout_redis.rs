@@ -300,11 +300,20 @@ async fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Str
     common::raw_http::exchange(addr, "POST", &all, body, Duration::from_secs(20)).await
 }
 
+/// The JSON-RPC messages of a raw answer: every SSE `data:` line, or a plain JSON body (the
+/// server may answer a `POST` either way).
+fn messages(raw: &str) -> impl Iterator<Item = Value> + '_ {
+    raw.lines()
+        .filter_map(|l| {
+            l.strip_prefix("data: ")
+                .or_else(|| l.starts_with('{').then_some(l))
+        })
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+}
+
 /// The JSON-RPC answer in an SSE or JSON body.
 fn answer_of(raw: &str) -> Value {
-    raw.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+    messages(raw)
         .find(|m| m.get("id").is_some())
         .unwrap_or_else(|| panic!("no JSON-RPC answer in {raw}"))
 }
@@ -634,11 +643,7 @@ async fn an_instance_killed_mid_load_loses_no_acknowledged_write() {
                 }
                 let raw = String::from_utf8_lossy(&raw);
                 // Only an answer that arrived is an acknowledgement.
-                if let Some(pid) = raw
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data: "))
-                    .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-                    .find_map(|m| m["result"]["structuredContent"]["pid"].as_u64())
+                if let Some(pid) = messages(&raw).find_map(|m| m["result"]["structuredContent"]["pid"].as_u64())
                 {
                     acknowledged.lock().unwrap().push(pid);
                 }

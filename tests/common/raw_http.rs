@@ -1,6 +1,7 @@
 //! One HTTP/1.1 exchange on a fresh TCP connection, written by hand: for tests that need to
 //! send what no well-behaved client sends, or to see the raw SSE an answer comes in.
 
+use serde_json::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -60,4 +61,71 @@ pub async fn spawn_serving(bin: &std::path::Path, args: &[&str]) -> (tokio::proc
     // Keep draining stderr so the child never blocks on it.
     tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
     (child, addr)
+}
+
+/// One answer: status, headers (lower-cased names), body.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message in the body: plain JSON, or the first SSE `data:` line.
+    pub fn message(&self) -> Value {
+        let text = self
+            .body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+            .unwrap_or(&self.body);
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+}
+
+/// Sends one request on a fresh connection (`Connection: close`) and reads the whole answer.
+pub async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let raw = exchange(addr, method, headers, body, Duration::from_secs(10)).await;
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect::<Vec<_>>();
+    let body = if headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v == "chunked")
+    {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
 }

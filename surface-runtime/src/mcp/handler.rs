@@ -23,6 +23,8 @@ impl ServerHandler for Handler {
         let mut result = self.negotiate_initialize(&request)?;
         result.instructions = self.shared.instructions.read();
         *lock(&self.state.legacy_peer) = Some(context.peer.clone());
+        #[cfg(feature = "http")]
+        super::http_direct::claim(&context, &self.state);
         Ok(result)
     }
 

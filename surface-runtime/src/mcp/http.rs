@@ -11,6 +11,12 @@
 //! - 2026-07-28 clients are served statelessly: every request carries its own `_meta`, and
 //!   `subscriptions/listen` is one long `POST` whose response streams the notifications.
 //!
+//! A plain request (`tools/call`, `resources/read`, `prompts/get`, the lists) that can make the
+//! server write nothing but its answer — no progress token, no 2026-07-28 log level, in a
+//! legacy session whose client cannot be asked anything — is answered by the same handler
+//! without rmcp's per-request service loop and channels, as `application/json`
+//! (`http_direct.rs` says exactly when); rmcp still answers everything else.
+//!
 //! A reroster reaches every live session of every transport, since they all read the same
 //! shared state. [`ServedMcp::close`] ends every HTTP session and stops accepting.
 //!
@@ -25,6 +31,7 @@
 //! answers `400` with a `-32700` parse error, and JSON that is not a JSON-RPC message `400`
 //! with `-32600`.
 
+use super::http_direct::{Claim, Direct, Routed};
 use super::{ServeError, ServedMcp};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -53,7 +60,7 @@ pub struct HttpOptions {
     allow_remote: bool,
     allowed_hosts: Vec<String>,
     max_sessions: usize,
-    session_idle_timeout: Option<Duration>,
+    pub(super) session_idle_timeout: Option<Duration>,
     max_body: usize,
     /// Where sessions and their SSE events live when several instances serve one surface.
     #[cfg(feature = "redis")]
@@ -262,8 +269,15 @@ impl ServedMcp {
         if let Some(store) = &options.store {
             let (sessions, session_store, local) = crate::store::sse::SharedSessions::new(store, manager);
             config.session_store = Some(session_store);
-            let gate = Gate::new(&options, local, &config);
-            let service = StreamableHttpService::new(move || Ok(shared.open_handler()), sessions, config);
+            // Legacy sessions here are Redis's too (their events are persisted for resumption
+            // elsewhere): only stateless requests take the direct path.
+            let direct = Direct::new(shared.clone(), None, &options, &config, stop.clone());
+            let gate = Gate::new(&options, local, &config, direct);
+            let service = Arc::new(StreamableHttpService::new(
+                move || Ok(shared.open_handler()),
+                sessions,
+                config,
+            ));
             let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
             return Ok(HttpServer {
                 local_addr,
@@ -273,8 +287,21 @@ impl ServedMcp {
             });
         }
         let manager = Arc::new(manager);
-        let gate = Gate::new(&options, manager.clone(), &config);
-        let service = StreamableHttpService::new(move || Ok(shared.open_handler()), manager, config);
+        let direct = Direct::new(
+            shared.clone(),
+            Some(manager.clone()),
+            &options,
+            &config,
+            stop.clone(),
+        );
+        let gate = Gate::new(&options, manager.clone(), &config, direct);
+        // One service for every connection and request: cloning it copies its configuration
+        // (the allowed hosts and origins, a dozen strings), so it is shared, not cloned.
+        let service = Arc::new(StreamableHttpService::new(
+            move || Ok(shared.open_handler()),
+            manager,
+            config,
+        ));
         let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
         Ok(HttpServer {
             local_addr,
@@ -302,7 +329,7 @@ type Service<M> = StreamableHttpService<super::session::Handler, M>;
 
 async fn accept_loop<M: SessionManager>(
     listener: TcpListener,
-    service: Service<M>,
+    service: Arc<Service<M>>,
     gate: Arc<Gate>,
     stop: CancellationToken,
 ) {
@@ -343,7 +370,7 @@ async fn accept_loop<M: SessionManager>(
     }
 }
 
-type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
+pub(super) type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
 
 /// What this module adds around rmcp's service: the path, the session cap, and answers rmcp
 /// gets wrong for a hostile or broken client (a `DELETE` of no session, a body that is not
@@ -357,6 +384,8 @@ struct Gate {
     creating: tokio::sync::Mutex<()>,
     /// Where sessions of other instances are found, when rmcp restores them (a Redis store).
     restorable: Option<Arc<dyn SessionStore>>,
+    /// The requests answered without rmcp's per-request machinery (`http_direct.rs`).
+    direct: Direct,
 }
 
 impl Gate {
@@ -364,6 +393,7 @@ impl Gate {
         options: &HttpOptions,
         manager: Arc<LocalSessionManager>,
         config: &StreamableHttpServerConfig,
+        direct: Direct,
     ) -> Arc<Gate> {
         Arc::new(Gate {
             path: Arc::from(options.path.as_str()),
@@ -372,6 +402,7 @@ impl Gate {
             max_body: config.max_request_body_bytes,
             creating: tokio::sync::Mutex::new(()),
             restorable: config.session_store.clone(),
+            direct,
         })
     }
 
@@ -455,6 +486,9 @@ impl Gate {
             if !existed {
                 return not_found("Not Found: Session not found");
             }
+            if let Some(id) = &session {
+                self.direct.closed(id);
+            }
             // The SDKs' clients expect 200/204 (the Python client logs "Session termination
             // failed: 202").
             *response.status_mut() = hyper::StatusCode::OK;
@@ -494,20 +528,48 @@ impl Gate {
                 );
             }
         };
-        let problem = if says_json {
-            Problem::of(&body)
+        // One parse of the body: the hot path reads the message; a body rmcp will refuse is
+        // judged again (slowly, rarely) to say why in JSON-RPC terms.
+        let mut parts = parts;
+        let (problem, initializes) = if says_json {
+            match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&body) {
+                Ok(message) => {
+                    let initializes = session.is_none()
+                        && matches!(&message, rmcp::model::ClientJsonRpcMessage::Request(r)
+                            if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)));
+                    if !initializes
+                        && let Routed::Answered(response) =
+                            self.direct.route(&parts, message, session.as_deref()).await
+                    {
+                        return response;
+                    }
+                    (Problem::Unjudged, initializes)
+                }
+                Err(_) => (Problem::of(&body), false),
+            }
         } else {
-            Problem::Unjudged
+            (Problem::Unjudged, false)
         };
-        let initializes =
-            session.is_none() && matches!(&problem, Problem::None { method } if method == "initialize");
+        let claim = Claim::default();
+        if initializes {
+            parts.extensions.insert(claim.clone());
+        }
         let request = hyper::Request::from_parts(parts, Full::new(body));
         let response = if initializes {
             let _creating = self.creating.lock().await;
             if let Some(full) = self.full(problem.id()).await {
                 return full;
             }
-            service.handle(request).await
+            let response = service.handle(request).await;
+            if response.status() == hyper::StatusCode::OK
+                && let Some(id) = response
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+            {
+                self.direct.opened(id, &claim);
+            }
+            response
         } else {
             service.handle(request).await
         };
@@ -542,10 +604,6 @@ impl Gate {
 enum Problem {
     /// Not JSON by its own account: rmcp answers it.
     Unjudged,
-    /// A JSON-RPC message.
-    None {
-        method: String,
-    },
     NotJson(serde_json::Error),
     NotJsonRpc {
         id: Value,
@@ -564,13 +622,9 @@ impl Problem {
             .filter(|id| id.is_string() || id.is_number())
             .cloned()
             .unwrap_or(Value::Null);
-        let method = value
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
         match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
-            Ok(_) => Problem::None { method },
+            // Valid once the bytes are read as a tree (numbers as f64, say): rmcp's to judge.
+            Ok(_) => Problem::Unjudged,
             Err(why) => Problem::NotJsonRpc { id, why },
         }
     }
@@ -585,10 +639,15 @@ impl Problem {
 
 fn jsonrpc_error(status: hyper::StatusCode, id: Value, code: i64, message: String) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    jsonrpc_body(status, Bytes::from(body.to_string()))
+}
+
+/// An `application/json` answer.
+pub(super) fn jsonrpc_body(status: hyper::StatusCode, body: Bytes) -> Response {
     hyper::Response::builder()
         .status(status)
         .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(body.to_string())).boxed())
+        .body(Full::new(body).boxed())
         .expect("a JSON response is valid")
 }
 

@@ -33,6 +33,8 @@ mod generation;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod http_direct;
 mod hub;
 mod link;
 mod prompts;

@@ -1,0 +1,556 @@
+//! The Streamable HTTP hot path: the `POST`s that only ask for an answer, answered by the
+//! handler directly instead of through rmcp's per-request machinery.
+//!
+//! rmcp's `StreamableHttpService` serves every request through a service loop: a stateless
+//! 2026-07-28 request gets a loop of its own (two spawns, a one-shot transport, an SSE stream
+//! for a single message), and a request in a legacy session crosses three channels to the
+//! session's worker and back. For a `tools/call` that the handler answers in microseconds, that
+//! machinery is most of the cost. This module answers such a request itself with the same
+//! handler dispatch rmcp's loop calls (`rmcp::Service::handle_request` of the session front,
+//! so rmcp's own checks of `_meta`, of the protocol version and of the request state still run)
+//! and an `application/json` body, which Streamable HTTP allows for any `POST`.
+//!
+//! Only what cannot tell the difference takes this path; everything else goes to rmcp as
+//! before, so lifecycle semantics stay rmcp's:
+//!
+//! - the method is one of the plain requests (`tools/call`, `resources/read`, `prompts/get`
+//!   and the lists); never `initialize`, `server/discover`, a subscription, a notification or
+//!   a response;
+//! - the request has no progress token (progress rides the request's own SSE stream), and a
+//!   2026-07-28 request no `_meta` log level (its log messages ride it too);
+//! - the headers pass the checks rmcp would make, judged conservatively: `Host` names an
+//!   allowed host, no `Origin` (a browser's request goes to rmcp's Origin check), `Accept`
+//!   names both media types plainly, `MCP-Protocol-Version` agrees with the body, and on
+//!   2026-07-28 `Mcp-Method` / `Mcp-Name` match it exactly (an encoded or absent one goes to
+//!   rmcp, which answers the mismatch);
+//! - stateless: the request's `_meta` carries every key 2026-07-28 requires, for exactly that
+//!   version, and there is no `Mcp-Session-Id`;
+//! - legacy session: the session is one this server opened and rmcp still holds, its client
+//!   sent `notifications/initialized`, and it declared none of `elicitation`, `sampling` or
+//!   `roots` — a call in such a session can never send the client a request (the asks fail
+//!   `Unsupported` without a message), and its log messages go to the standalone `GET` stream
+//!   through the session's own peer exactly as they do from rmcp's loop.
+//!
+//! A legacy session's requests answered here are still messages to it: the session's idle
+//! timer is reset through rmcp's worker at most every quarter of the timeout (and at least
+//! every second), and `notifications/cancelled` for a request answered here cancels it (its
+//! `POST` then ends with an empty event stream, as rmcp ends a cancelled request's stream).
+
+use super::http::{Response, jsonrpc_body};
+use super::served::Shared;
+use super::session::{Handler, Session, SessionState};
+use crate::sync::lock;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcRequest,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::{Peer, RoleServer};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// Put in an `initialize` request's HTTP extensions; the handler that answers it leaves its
+/// session state here, so the session id rmcp then assigns can be tied to it.
+#[derive(Clone, Default)]
+pub(crate) struct Claim(Arc<OnceLock<Weak<SessionState>>>);
+
+/// Called by the handler's `initialize`: records its state in the request's [`Claim`], if any.
+pub(crate) fn claim(context: &RequestContext<RoleServer>, state: &Arc<SessionState>) {
+    if let Some(claim) = context
+        .extensions
+        .get::<hyper::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Claim>())
+    {
+        let _ = claim.0.set(Arc::downgrade(state));
+    }
+}
+
+/// One legacy session this path may answer for.
+struct Live {
+    state: Weak<SessionState>,
+    /// The client sent `notifications/initialized`.
+    ready: AtomicBool,
+    /// The client declared a capability a call may use to ask it something.
+    askable: bool,
+    /// Requests answered here and not yet done, to cancel on `notifications/cancelled`.
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// When the session's worker last heard of it (ms since [`Direct::epoch`]).
+    touched: AtomicU64,
+}
+
+/// A host allowed in `Host`: a name, and a port when the entry names one.
+struct AllowedHost {
+    host: String,
+    port: Option<u16>,
+}
+
+/// The direct path of one HTTP server.
+pub(crate) struct Direct {
+    shared: Arc<Shared>,
+    /// rmcp's table of legacy sessions; none when those sessions are shared through Redis
+    /// (they then always go through rmcp, which persists their events).
+    manager: Option<Arc<LocalSessionManager>>,
+    hosts: Vec<AllowedHost>,
+    keep_alive: Option<Duration>,
+    stop: CancellationToken,
+    sessions: RwLock<HashMap<Arc<str>, Arc<Live>>>,
+    epoch: Instant,
+    /// A peer for stateless requests, which (on this path) never send through it: the
+    /// handler's context needs one, and rmcp makes them only in its service loop.
+    quiet: Peer<RoleServer>,
+    _quiet_loop: RunningService<RoleServer, Session>,
+}
+
+/// What one `POST` turned out to be, for the caller.
+pub(crate) enum Routed {
+    /// Answered here.
+    Answered(Response),
+    /// rmcp's to answer (the message is handed back unparsed: rmcp reads the body itself).
+    Rmcp,
+}
+
+impl Direct {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        manager: Option<Arc<LocalSessionManager>>,
+        options: &super::HttpOptions,
+        config: &rmcp::transport::StreamableHttpServerConfig,
+        stop: CancellationToken,
+    ) -> Direct {
+        let hosts = config
+            .allowed_hosts
+            .iter()
+            .filter_map(|h| {
+                let h = h.trim();
+                if h.is_empty() {
+                    return None;
+                }
+                Some(match hyper::http::uri::Authority::try_from(h) {
+                    Ok(a) => AllowedHost {
+                        host: normalize(a.host()),
+                        port: a.port_u16(),
+                    },
+                    Err(_) => AllowedHost {
+                        host: normalize(h),
+                        port: None,
+                    },
+                })
+            })
+            .collect();
+        let quiet_loop =
+            rmcp::service::serve_directly_with_ct(shared.open_session(), Silent, None, stop.child_token());
+        Direct {
+            quiet: quiet_loop.peer().clone(),
+            _quiet_loop: quiet_loop,
+            shared,
+            manager,
+            hosts,
+            keep_alive: options.session_idle_timeout,
+            stop,
+            sessions: RwLock::new(HashMap::new()),
+            epoch: Instant::now(),
+        }
+    }
+
+    /// Records the session rmcp just opened for the `initialize` that carried `claim`.
+    pub(crate) fn opened(&self, id: &str, claim: &Claim) {
+        let (Some(_), Some(state)) = (&self.manager, claim.0.get().cloned()) else {
+            return;
+        };
+        let askable = state
+            .upgrade()
+            .and_then(|s| lock(&s.legacy_peer).clone())
+            .and_then(|peer| peer.peer_info())
+            .is_none_or(|info| {
+                let caps = &info.capabilities;
+                caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some()
+            });
+        let live = Arc::new(Live {
+            state,
+            ready: AtomicBool::new(false),
+            askable,
+            in_flight: Mutex::new(HashMap::new()),
+            touched: AtomicU64::new(self.now_ms()),
+        });
+        let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
+        // Sessions rmcp ended (idle, closed) leave their entry here: sweep the dead ones
+        // whenever a new one comes, so the table never outgrows the live sessions by much.
+        sessions.retain(|_, l| l.state.strong_count() > 0);
+        sessions.insert(Arc::from(id), live);
+    }
+
+    /// Forgets a session (deleted).
+    pub(crate) fn closed(&self, id: &str) {
+        let live = self
+            .sessions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        if let Some(live) = live {
+            for (_, ct) in lock(&live.in_flight).drain() {
+                ct.cancel();
+            }
+        }
+    }
+
+    fn live(&self, id: &str) -> Option<Arc<Live>> {
+        self.sessions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Sees every well-formed JSON-RPC `POST` before rmcp: answers it when it may, and notes
+    /// what it must of the ones rmcp answers (a session's `initialized`, a cancellation).
+    pub(crate) async fn route(
+        &self,
+        parts: &hyper::http::request::Parts,
+        message: ClientJsonRpcMessage,
+        session: Option<&str>,
+    ) -> Routed {
+        let request = match message {
+            ClientJsonRpcMessage::Request(request) => request,
+            ClientJsonRpcMessage::Notification(n) => {
+                if let Some(live) = session.and_then(|s| self.live(s)) {
+                    match &n.notification {
+                        ClientNotification::InitializedNotification(_) => {
+                            live.ready.store(true, Ordering::Release);
+                        }
+                        ClientNotification::CancelledNotification(c) => {
+                            if let Some(id) = &c.params.request_id
+                                && let Some(ct) = lock(&live.in_flight).remove(id)
+                            {
+                                ct.cancel();
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                return Routed::Rmcp;
+            }
+            _ => return Routed::Rmcp,
+        };
+        if !plain(&request.request) || !self.headers_pass(&parts.headers) {
+            return Routed::Rmcp;
+        }
+        let meta = request.request.get_meta();
+        if meta.get_progress_token().is_some() {
+            return Routed::Rmcp;
+        }
+        let header_version = single(&parts.headers, "mcp-protocol-version");
+        match (session, meta.protocol_version()) {
+            (None, Some(version)) => {
+                if version != ProtocolVersion::V_2026_07_28
+                    || header_version != Some(Ok(version.as_str()))
+                    || meta.log_level().is_some()
+                    || !meta.missing_required_keys(&version).is_empty()
+                    || !standard_headers_match(&parts.headers, &request.request)
+                {
+                    return Routed::Rmcp;
+                }
+                Routed::Answered(self.stateless(parts, request).await)
+            }
+            (Some(id), None) => {
+                // rmcp reads an absent header as 2025-03-26; a present one must be a version
+                // it knows, older than the stateless era.
+                let legacy_header = match header_version {
+                    None => true,
+                    Some(Ok(v)) => ProtocolVersion::KNOWN_VERSIONS
+                        .iter()
+                        .any(|k| k.as_str() == v && k.has_initialize()),
+                    Some(Err(())) => false,
+                };
+                if !legacy_header {
+                    return Routed::Rmcp;
+                }
+                let Some(live) = self.live(id) else {
+                    return Routed::Rmcp;
+                };
+                if live.askable || !live.ready.load(Ordering::Acquire) {
+                    return Routed::Rmcp;
+                }
+                self.in_session(id, live, parts, request).await
+            }
+            _ => Routed::Rmcp,
+        }
+    }
+
+    /// The DNS-rebinding and media-type checks rmcp makes first, judged conservatively: a
+    /// request this passes, rmcp would pass too.
+    fn headers_pass(&self, headers: &hyper::HeaderMap) -> bool {
+        if headers.contains_key(hyper::header::ORIGIN) {
+            return false;
+        }
+        let Some(Ok(host)) = single(headers, "host") else {
+            return false;
+        };
+        let Ok(authority) = hyper::http::uri::Authority::try_from(host) else {
+            return false;
+        };
+        let (host, port) = (normalize(authority.host()), authority.port_u16());
+        let allowed = self.hosts.is_empty()
+            || self
+                .hosts
+                .iter()
+                .any(|a| a.host == host && a.port.is_none_or(|p| port == Some(p)));
+        if !allowed {
+            return false;
+        }
+        let (mut json, mut sse) = (false, false);
+        for value in headers.get_all(hyper::header::ACCEPT) {
+            let Ok(value) = value.to_str() else { return false };
+            if value.contains('"') {
+                return false;
+            }
+            for entry in value.split(',') {
+                // An entry with parameters (a quality of 0, say) is not counted: rmcp decides.
+                let entry = entry.trim();
+                json |= entry.eq_ignore_ascii_case("application/json");
+                sse |= entry.eq_ignore_ascii_case("text/event-stream");
+            }
+        }
+        json && sse
+    }
+
+    /// A 2026-07-28 request: the handler's answer as `application/json`, with the HTTP status
+    /// rmcp gives the same answer.
+    async fn stateless(
+        &self,
+        parts: &hyper::http::request::Parts,
+        request: JsonRpcRequest<ClientRequest>,
+    ) -> Response {
+        let handler = Handler::new(self.shared.clone(), Arc::new(SessionState::default()));
+        let ct = self.stop.child_token();
+        // A client that goes away cancels its call, as rmcp's stateless path does.
+        let _disconnect = ct.clone().drop_guard();
+        let id = request.id.clone();
+        let context = context(request.id, ct, self.quiet.clone(), parts);
+        let mut inner = request.request;
+        let context = take_meta(&mut inner, context);
+        let answer = rmcp::Service::handle_request(&Session::new(handler), inner, context).await;
+        let (message, status) = match answer {
+            Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
+            Err(error) => {
+                let status = status_of(error.code);
+                (ServerJsonRpcMessage::error(error, Some(id)), status)
+            }
+        };
+        json_response(status, &message)
+    }
+
+    /// A request in a legacy session, through the session's own peer.
+    async fn in_session(
+        &self,
+        id: &str,
+        live: Arc<Live>,
+        parts: &hyper::http::request::Parts,
+        request: JsonRpcRequest<ClientRequest>,
+    ) -> Routed {
+        // rmcp's table is the truth about whether the session still exists.
+        let Some(manager) = &self.manager else {
+            return Routed::Rmcp;
+        };
+        let handle = manager.sessions.read().await.get(id).cloned();
+        let (Some(handle), Some(state)) = (handle, live.state.upgrade()) else {
+            self.closed(id);
+            return Routed::Rmcp;
+        };
+        let Some(peer) = lock(&state.legacy_peer).clone() else {
+            return Routed::Rmcp;
+        };
+        self.touch(&live, &handle).await;
+        let request_id = request.id.clone();
+        let ct = self.stop.child_token();
+        if lock(&live.in_flight)
+            .insert(request_id.clone(), ct.clone())
+            .is_some()
+        {
+            // An id already in flight here: let rmcp judge the duplicate.
+            lock(&live.in_flight).remove(&request_id);
+            return Routed::Rmcp;
+        }
+        let handler = Handler::new(self.shared.clone(), state);
+        let context = context(request.id, ct.child_token(), peer, parts);
+        let mut inner = request.request;
+        let context = take_meta(&mut inner, context);
+        // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
+        // sessions run it to the end too).
+        let call = tokio::spawn(async move {
+            rmcp::Service::handle_request(&Session::new(handler), inner, context).await
+        });
+        let answer = tokio::select! {
+            // A call that stops because it was cancelled must not answer after all.
+            biased;
+            _ = ct.cancelled() => None,
+            answer = call => Some(answer),
+        };
+        lock(&live.in_flight).remove(&request_id);
+        let message = match answer {
+            Some(Ok(Ok(result))) => ServerJsonRpcMessage::response(result, request_id),
+            Some(Ok(Err(error))) => ServerJsonRpcMessage::error(error, Some(request_id)),
+            Some(Err(join)) => ServerJsonRpcMessage::error(
+                rmcp::ErrorData::internal_error(format!("the request failed: {join}"), None),
+                Some(request_id),
+            ),
+            // Cancelled: no answer, as rmcp's stream for a cancelled request ends without one.
+            None => {
+                return Routed::Answered(
+                    hyper::Response::builder()
+                        .status(hyper::StatusCode::OK)
+                        .header(hyper::header::CONTENT_TYPE, "text/event-stream")
+                        .body(Full::new(Bytes::new()).boxed())
+                        .expect("an empty event stream is a valid response"),
+                );
+            }
+        };
+        Routed::Answered(json_response(hyper::StatusCode::OK, &message))
+    }
+
+    /// Resets the session's idle timer in rmcp's worker, at most every quarter of the timeout
+    /// (and at least every second), so a session busy on this path is not ended as idle.
+    async fn touch(
+        &self,
+        live: &Live,
+        handle: &rmcp::transport::streamable_http_server::session::local::LocalSessionHandle,
+    ) {
+        let Some(keep_alive) = self.keep_alive else { return };
+        let every = (keep_alive / 4).min(Duration::from_secs(1)).as_millis() as u64;
+        let now = self.now_ms();
+        let last = live.touched.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < every
+            || live
+                .touched
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        // Closing a request-wise channel that was never opened (rmcp numbers them from 0)
+        // changes nothing but counts as an event: the worker's idle timer starts again.
+        let _ = handle.close_request_wise_channel(u64::MAX).await;
+    }
+}
+
+/// The requests that only ask for an answer.
+fn plain(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::CallToolRequest(_)
+            | ClientRequest::ReadResourceRequest(_)
+            | ClientRequest::GetPromptRequest(_)
+            | ClientRequest::ListToolsRequest(_)
+            | ClientRequest::ListResourcesRequest(_)
+            | ClientRequest::ListResourceTemplatesRequest(_)
+            | ClientRequest::ListPromptsRequest(_)
+    )
+}
+
+/// SEP-2243: `Mcp-Method` names the body's method and `Mcp-Name` its tool, prompt or URI,
+/// each exactly once and spelled plainly (rmcp answers anything else, right or wrong).
+fn standard_headers_match(headers: &hyper::HeaderMap, request: &ClientRequest) -> bool {
+    if single(headers, "mcp-method") != Some(Ok(request.method())) {
+        return false;
+    }
+    let name = match request {
+        ClientRequest::CallToolRequest(r) => Some(r.params.name.as_ref()),
+        ClientRequest::GetPromptRequest(r) => Some(r.params.name.as_str()),
+        ClientRequest::ReadResourceRequest(r) => Some(r.params.uri.as_str()),
+        _ => None,
+    };
+    match name {
+        Some(name) => !name.starts_with("=?") && single(headers, "mcp-name") == Some(Ok(name)),
+        None => true,
+    }
+}
+
+/// The one value of header `name`: `None` when absent, `Err` when repeated or not text.
+fn single<'a>(headers: &'a hyper::HeaderMap, name: &str) -> Option<Result<&'a str, ()>> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next()?;
+    if values.next().is_some() {
+        return Some(Err(()));
+    }
+    Some(first.to_str().map_err(|_| ()))
+}
+
+fn normalize(host: &str) -> String {
+    host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
+}
+
+/// The handler's context, as rmcp's loop builds it: the HTTP parts in its extensions.
+fn context(
+    id: RequestId,
+    ct: CancellationToken,
+    peer: Peer<RoleServer>,
+    parts: &hyper::http::request::Parts,
+) -> RequestContext<RoleServer> {
+    let mut context = RequestContext::new(id, peer);
+    context.ct = ct;
+    context.extensions.insert(parts.clone());
+    context
+}
+
+/// Moves the request's `_meta` into the context (rmcp's loop does the same swap).
+fn take_meta(
+    request: &mut ClientRequest,
+    mut context: RequestContext<RoleServer>,
+) -> RequestContext<RoleServer> {
+    std::mem::swap(&mut context.meta, request.get_meta_mut());
+    context
+}
+
+/// The HTTP status rmcp's stateless path gives an error answer.
+fn status_of(code: ErrorCode) -> hyper::StatusCode {
+    match code {
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH => hyper::StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => hyper::StatusCode::NOT_FOUND,
+        _ => hyper::StatusCode::OK,
+    }
+}
+
+fn json_response(status: hyper::StatusCode, message: &ServerJsonRpcMessage) -> Response {
+    match serde_json::to_vec(message) {
+        Ok(body) => jsonrpc_body(status, Bytes::from(body)),
+        Err(e) => jsonrpc_body(
+            hyper::StatusCode::INTERNAL_SERVER_ERROR,
+            Bytes::from(format!("the answer could not be serialized: {e}")),
+        ),
+    }
+}
+
+/// The transport of the quiet peer's loop: it never receives, and drops what it is sent.
+struct Silent;
+
+impl rmcp::transport::Transport<RoleServer> for Silent {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        _item: rmcp::service::TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        std::future::ready(Ok(()))
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleServer>>> + Send {
+        std::future::pending()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        std::future::ready(Ok(()))
+    }
+}

@@ -1,0 +1,342 @@
+//! The Streamable HTTP hot path (`surface-runtime/src/mcp/http_direct.rs`): a plain request
+//! (`tools/call`, `resources/read`, the lists) that cannot make the server write anything but
+//! its answer is answered by the handler directly, as `application/json`; everything else goes
+//! through rmcp's `StreamableHttpService` as before. Raw HTTP/1.1 against the conformance
+//! example served in this process: the direct answer must equal rmcp's answer to the same
+//! request (sent so that rmcp takes it: with an `Origin`, or a progress token), the statuses
+//! must be rmcp's, and sessions must live, be cancelled in and end as rmcp's do.
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/conformance.rs"]
+mod conformance;
+
+use common::raw_http::{Answer, http};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use surface::mcp::HttpOptions;
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+/// A browser's request: rmcp checks it against the allowed origins, so it never takes the
+/// direct path.
+const ORIGIN: (&str, &str) = ("Origin", "http://localhost:9");
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+
+async fn serve(options: HttpOptions) -> (surface::mcp::HttpServer, SocketAddr) {
+    let served = conformance::start(Arc::new(conformance::Conformance::new())).unwrap();
+    let server = served.serve_http(options).await.unwrap();
+    let addr = server.local_addr();
+    (server, addr)
+}
+
+fn content_type(answer: &Answer) -> &str {
+    answer.header("content-type").unwrap_or_default()
+}
+
+fn direct(answer: &Answer) -> bool {
+    content_type(answer) == "application/json"
+}
+
+fn streamed(answer: &Answer) -> bool {
+    content_type(answer).starts_with("text/event-stream")
+}
+
+/// Every JSON-RPC message of an SSE body.
+fn events(answer: &Answer) -> Vec<Value> {
+    answer
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+/// A 2026-07-28 request: `_meta` with `extra_meta` merged in, the standard headers, and
+/// `extra` headers.
+async fn modern(
+    addr: SocketAddr,
+    method: &str,
+    mut params: Value,
+    extra_meta: Value,
+    extra: &[(&str, &str)],
+) -> Answer {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "http-direct", "version": "0"},
+    });
+    if let Value::Object(more) = extra_meta {
+        meta.as_object_mut().unwrap().extend(more);
+    }
+    params["_meta"] = meta;
+    let name = params["name"]
+        .as_str()
+        .or(params["uri"].as_str())
+        .map(str::to_owned);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut headers = vec![
+        JSON,
+        ACCEPT,
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = &name {
+        headers.push(("Mcp-Name", name));
+    }
+    headers.extend_from_slice(extra);
+    http(addr, "POST", &headers, &body.to_string()).await
+}
+
+/// Opens a legacy session whose client declares `capabilities`.
+async fn session(addr: SocketAddr, capabilities: Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": capabilities,
+        "clientInfo": {"name": "http-direct", "version": "0"}}});
+    let answer = http(addr, "POST", &[JSON, ACCEPT], &init.to_string()).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let id = answer.header("mcp-session-id").expect("a session").to_owned();
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy_post(addr, &id, &done, &[]).await.status, 202);
+    id
+}
+
+async fn legacy_post(addr: SocketAddr, session: &str, body: &Value, extra: &[(&str, &str)]) -> Answer {
+    let mut headers = vec![
+        JSON,
+        ACCEPT,
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", LEGACY),
+    ];
+    headers.extend_from_slice(extra);
+    http(addr, "POST", &headers, &body.to_string()).await
+}
+
+async fn legacy(addr: SocketAddr, session: &str, id: u64, method: &str, params: Value) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    legacy_post(addr, session, &body, &[]).await
+}
+
+/// What the plain requests are checked with, and their params.
+fn plain_requests() -> Vec<(&'static str, Value)> {
+    vec![
+        ("tools/list", json!({})),
+        ("tools/call", json!({"name": "test_simple_text", "arguments": {}})),
+        (
+            "tools/call",
+            json!({"name": "test_error_handling", "arguments": {}}),
+        ),
+        ("resources/read", json!({"uri": "test://static-text"})),
+        ("resources/list", json!({})),
+        ("prompts/list", json!({})),
+        (
+            "prompts/get",
+            json!({"name": "test_simple_prompt", "arguments": {}}),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_requests_answer_as_rmcp_does_in_both_eras() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    for (method, params) in plain_requests() {
+        let fast = modern(addr, method, params.clone(), json!({}), &[]).await;
+        let slow = modern(addr, method, params.clone(), json!({}), &[ORIGIN]).await;
+        assert!(direct(&fast), "{method} answered directly: {fast:?}");
+        assert!(streamed(&slow), "{method} with an Origin is rmcp's: {slow:?}");
+        assert_eq!(fast.status, slow.status, "{method}");
+        assert_eq!(fast.message(), slow.message(), "{method} on 2026-07-28");
+    }
+    let id = session(addr, json!({})).await;
+    for (n, (method, params)) in plain_requests().into_iter().enumerate() {
+        let n = 10 + 2 * n as u64;
+        let fast = legacy(addr, &id, n, method, params.clone()).await;
+        let mut tokened = params.clone();
+        tokened["_meta"] = json!({"progressToken": n});
+        let slow = legacy(addr, &id, n + 1, method, tokened).await;
+        assert!(direct(&fast), "{method} answered directly: {fast:?}");
+        assert!(
+            streamed(&slow),
+            "{method} with a progress token is rmcp's: {slow:?}"
+        );
+        let mut slow = slow.message();
+        slow["id"] = json!(n);
+        assert_eq!(fast.message(), slow, "{method} in a legacy session");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_may_write_more_than_the_answer_stays_with_rmcp() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    // A host that can be asked: a call may send it a request on the POST's stream.
+    let askable = session(addr, json!({"elicitation": {}})).await;
+    let answer = legacy(addr, &askable, 2, "tools/list", json!({})).await;
+    assert!(streamed(&answer), "{answer:?}");
+    // A progress token: the progress rides the POST's stream.
+    let id = session(addr, json!({})).await;
+    let params = json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}});
+    let answer = legacy(addr, &id, 3, "tools/call", params).await;
+    assert!(streamed(&answer), "{answer:?}");
+    let progress = events(&answer)
+        .into_iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .count();
+    assert_eq!(progress, 3, "{answer:?}");
+    // A 2026-07-28 log level: the log messages ride the POST's stream; none, and it is direct.
+    let call = json!({"name": "test_logging_tool", "arguments": {}});
+    let logged = modern(
+        addr,
+        "tools/call",
+        call.clone(),
+        json!({"io.modelcontextprotocol/logLevel": "info"}),
+        &[],
+    )
+    .await;
+    assert!(streamed(&logged), "{logged:?}");
+    assert!(
+        events(&logged)
+            .iter()
+            .any(|m| m["method"] == "notifications/message"),
+        "{logged:?}"
+    );
+    let quiet = modern(addr, "tools/call", call, json!({}), &[]).await;
+    assert!(direct(&quiet), "{quiet:?}");
+    assert_eq!(quiet.message()["result"]["structuredContent"]["value"], "logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_errors_keep_rmcp_s_statuses() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    // The handler's own refusals: a capability the host lacks (400), an unknown tool (200).
+    for (params, status, code) in [
+        (
+            json!({"name": "test_missing_capability", "arguments": {}}),
+            400,
+            -32021,
+        ),
+        (json!({"name": "no_such_tool", "arguments": {}}), 200, -32602),
+    ] {
+        let fast = modern(addr, "tools/call", params.clone(), json!({}), &[]).await;
+        let slow = modern(addr, "tools/call", params, json!({}), &[ORIGIN]).await;
+        assert!(direct(&fast), "{fast:?}");
+        assert_eq!((fast.status, slow.status), (status, status), "{fast:?} {slow:?}");
+        assert_eq!(fast.message()["error"]["code"], code, "{fast:?}");
+        assert_eq!(fast.message()["error"], slow.message()["error"]);
+    }
+    // Headers that disagree with the body are rmcp's to refuse.
+    let params = json!({"name": "test_simple_text", "arguments": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let mut wrong = body.clone();
+    wrong["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "http-direct", "version": "0"},
+    });
+    for headers in [
+        vec![
+            JSON,
+            ACCEPT,
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "other"),
+        ],
+        vec![
+            JSON,
+            ACCEPT,
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Name", "test_simple_text"),
+        ],
+    ] {
+        let answer = http(addr, "POST", &headers, &wrong.to_string()).await;
+        assert_eq!(answer.status, 400, "{answer:?}");
+        assert_eq!(answer.message()["error"]["code"], -32020, "{answer:?}");
+    }
+    // An Origin that is not allowed is refused whatever the request.
+    let refused = modern(
+        addr,
+        "tools/list",
+        json!({}),
+        json!({}),
+        &[("Origin", "http://evil.example")],
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_required_rounds_run_on_the_direct_path() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    let call = json!({"name": "test_input_required_result_elicitation", "arguments": {}});
+    let caps = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let first = modern(addr, "tools/call", call.clone(), caps.clone(), &[]).await;
+    assert!(direct(&first), "{first:?}");
+    let result = &first.message()["result"];
+    assert!(result["inputRequests"]["user_name"].is_object(), "{result}");
+    let state = result["requestState"].as_str().expect("a sealed state");
+    let mut again = call.clone();
+    again["inputResponses"] = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+    again["requestState"] = json!(state);
+    let second = modern(addr, "tools/call", again, caps, &[]).await;
+    assert!(direct(&second), "{second:?}");
+    assert_eq!(
+        second.message()["result"]["structuredContent"]["value"],
+        "Hello, Ada!",
+        "{second:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_request_ends_without_an_answer() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    let id = session(addr, json!({})).await;
+    let slow = {
+        let id = id.clone();
+        tokio::spawn(async move {
+            let params = json!({"name": "test_tool_with_progress", "arguments": {}});
+            legacy(addr, &id, 7, "tools/call", params).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}});
+    assert_eq!(legacy_post(addr, &id, &cancel, &[]).await.status, 202);
+    let answer = slow.await.unwrap();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(
+        events(&answer).is_empty() && !answer.body.contains("jsonrpc"),
+        "no answer after a cancellation: {answer:?}"
+    );
+    // The session goes on.
+    assert!(direct(&legacy(addr, &id, 8, "tools/list", json!({})).await));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_session_is_not_idle_and_an_ended_one_is_gone() {
+    let options = HttpOptions::loopback(0).session_idle_timeout(Some(Duration::from_secs(2)));
+    let (_server, addr) = serve(options).await;
+    let id = session(addr, json!({})).await;
+    // Requests answered directly are messages to the session: 3 s of them, 2 s timeout.
+    for n in 0..12 {
+        let answer = legacy(addr, &id, 100 + n, "tools/list", json!({})).await;
+        assert!(direct(&answer) && answer.status == 200, "request {n}: {answer:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let gone = legacy(addr, &id, 200, "tools/list", json!({})).await;
+    assert_eq!(gone.status, 404, "the idle session ended: {gone:?}");
+    // A deleted session is gone at once.
+    let id = session(addr, json!({})).await;
+    assert!(direct(&legacy(addr, &id, 2, "tools/list", json!({})).await));
+    let deleted = http(
+        addr,
+        "DELETE",
+        &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", LEGACY)],
+        "",
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{deleted:?}");
+    assert_eq!(legacy(addr, &id, 3, "tools/list", json!({})).await.status, 404);
+}
