@@ -70,6 +70,28 @@ fn ops_struct() {
     check("ops_struct", crate::expand_surface(TokenStream::new(), item));
 }
 
+/// The observer example's struct: derived members are `ReadOnly`, and so are their client
+/// accessors.
+#[test]
+fn observer_struct() {
+    let item = quote! {
+        /// What an observer may see of ops, and nothing it may change.
+        pub struct Observer {
+            /// Every process with its verdict (`red`: not running), in pid order.
+            #[cell(derived)]
+            pub processes: Vec<Verdict>,
+            /// The last 100 lines of ops' log, then each new line.
+            #[stream(derived)]
+            pub log: String,
+            /// The machine's load, as ops reports it.
+            #[cell(derived)]
+            pub load: Load,
+            source: Source<OpsClient>,
+        }
+    };
+    check("observer_struct", crate::expand_surface(TokenStream::new(), item));
+}
+
 #[test]
 fn ops_impl() {
     let item = quote! {

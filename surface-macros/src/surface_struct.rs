@@ -4,7 +4,9 @@
 //! `#[stream]` or `#[event]` is a member, any other field is private state.
 //! Pipeline: parse the fields into a [`Model`] → validate (every error, spanned at the user's
 //! token) → expand. Expansion rewrites each member's type to its live container
-//! (`#[cell] load: Load` becomes `load: ::surface::Cell<Load>`), implements `SurfaceMembers`
+//! (`#[cell] load: Load` becomes `load: ::surface::Cell<Load>`; a member of a projected surface,
+//! `#[cell(derived)]`, becomes `::surface::ReadOnly<::surface::Cell<Load>>`, and its accessor on
+//! the client returns a `ReadOnly` client too: neither has a setter), implements `SurfaceMembers`
 //! (whose `MEMBERS` `expose!` checks member keys against), adds `Ops::SPEC` and the typed
 //! client `OpsClient`, which reaches the namespaces the impl block's expansion declares
 //! through `::surface::Procedures<Ops>` (so neither expansion names the other's types, and a
