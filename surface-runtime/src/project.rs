@@ -606,10 +606,7 @@ impl<C: SurfaceClient> Source<C> {
                 early.push(v);
             }
         }
-        let overlap = (0..=early.len().min(snapshot.len()))
-            .rev()
-            .find(|&n| early[..n] == snapshot[snapshot.len() - n..])
-            .unwrap_or(0);
+        let overlap = overlap(&snapshot, &early);
         let target = Arc::new(Stream::with_history(keep));
         let chunks = snapshot.len().saturating_sub(keep);
         for v in snapshot
@@ -661,6 +658,15 @@ impl<C: SurfaceClient> Source<C> {
     }
 }
 
+/// How many of the chunks `early` (on the feed, from before the snapshot was read) the
+/// snapshot already ends with: the longest run at their start that is the snapshot's tail.
+fn overlap<T: PartialEq>(snapshot: &[T], early: &[T]) -> usize {
+    (0..=early.len().min(snapshot.len()))
+        .rev()
+        .find(|&n| early[..n] == snapshot[snapshot.len() - n..])
+        .unwrap_or(0)
+}
+
 /// Each change of `changes`, handed to `apply`, until the feed ends.
 async fn each(mut changes: ChangeStream, mut apply: impl FnMut(Change)) {
     while let Some(change) = changes.next().await {
@@ -672,4 +678,22 @@ async fn each(mut changes: ChangeStream, mut apply: impl FnMut(Change)) {
 /// the member is dropped).
 fn follow<M>(target: Arc<M>, feeder: impl Future<Output = ()> + Send + 'static) -> ReadOnly<M> {
     ReadOnly::fed(target, tokio::spawn(feeder))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overlap;
+
+    #[test]
+    fn chunks_the_snapshot_already_holds_are_taken_once() {
+        // Pushed before the read: in the snapshot and on the feed.
+        assert_eq!(overlap(&["a", "b", "c"], &["b", "c"]), 2);
+        // Pushed after the read: on the feed only.
+        assert_eq!(overlap(&["a", "b"], &["c", "d"]), 0);
+        // Both: the first is a repeat, the second is new.
+        assert_eq!(overlap(&["a", "b", "c"], &["c", "d"]), 1);
+        // Nothing early, or nothing kept.
+        assert_eq!(overlap::<&str>(&["a"], &[]), 0);
+        assert_eq!(overlap(&[], &["a"]), 0);
+    }
 }
