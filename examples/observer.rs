@@ -7,6 +7,9 @@
 //! no `proc.kill`, `proc.spawn` or `proc.configure` at all: the observer does not declare
 //! them, so no face of it can reach them.
 //!
+//! With `--socket PATH` it dials an ops daemon, and dials it again whenever the daemon goes
+//! away: meanwhile its members keep their last values, and once ops is back they follow it.
+//!
 //! ```sh
 //! cargo run --example observer                          # MCP on stdio, over an ops in this process
 //! cargo run --example ops -- --socket /tmp/ops.sock &   # or: an ops daemon ...
@@ -123,11 +126,15 @@ pub fn mcp_server(observer: Arc<Observer>) -> McpServer {
         .client(move || BundleClient::with_core(ObserverClient::direct(observer.clone())))
 }
 
-/// The source the command line names: the ops daemon at `--socket PATH`, or a fresh ops in
-/// this process.
+/// The source the command line names: the ops daemon at `--socket PATH` (re-dialled when it
+/// restarts), or a fresh ops in this process.
 async fn source(socket: Option<&str>) -> Result<Source<OpsClient>, Failure> {
     Ok(match socket {
-        Some(path) => Source::dialled(surface::wire::dial_unix_socket::<Ops>(path).await?),
+        // Dialled again whenever the daemon goes away: the observer outlives ops restarts.
+        Some(path) => {
+            let path = std::path::PathBuf::from(path);
+            Source::redialling(move || surface::wire::dial_unix_socket::<Ops>(path.clone())).await?
+        }
         None => Source::new(OpsClient::direct(Arc::new(Ops::new()))),
     })
 }

@@ -229,7 +229,7 @@ fn observer_binary(args: &[&str]) -> Wire {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_observer_binary_projects_an_ops_daemon_over_the_wire() {
+async fn the_observer_binary_projects_an_ops_daemon_over_the_wire_and_follows_it_through_a_restart() {
     let path = socket_dir("observer").join("ops.sock");
     let _daemon = Daemon::start(&path).await;
 
@@ -302,6 +302,33 @@ async fn the_observer_binary_projects_an_ops_daemon_over_the_wire() {
         "no kill through the observer: {kill}"
     );
     assert!(ops.client.processes().get(&1).await.unwrap().is_some());
+
+    // ops restarts (a fresh table): the observer dials it again and follows the new one.
+    drop(_daemon);
+    let _daemon = Daemon::start(&path).await;
+    let mut table = Value::Null;
+    for id in 6..506 {
+        let read = wire
+            .request(id, "resources/read", json!({"uri": PROCESSES}))
+            .await;
+        table = serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+        if table.as_array().is_some_and(|t| t.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        table[1],
+        json!({"pid": 2, "name": "shell", "state": "running", "red": false})
+    );
+    let sample = wire
+        .request(600, "tools/call", json!({"name": "load_sample", "arguments": {}}))
+        .await;
+    assert_eq!(
+        sample["result"]["structuredContent"],
+        json!({"cpu": 0.0, "procs": 2}),
+        "{sample}"
+    );
     drop(wire);
     let _ = ops::EXPOSE;
 }

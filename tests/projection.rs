@@ -242,6 +242,17 @@ async fn derived_members_follow_a_source_dialled_over_the_wire_and_let_go_when_d
     assert!(settle(|| watchers(&ops) == before).await, "{:?}", watchers(&ops));
 }
 
+/// Spawns `name` on the ops served at `path`, through a connection of its own (as another
+/// client would); answers its pid.
+async fn spawn_on(path: &std::path::Path, name: &str, paused: bool) -> u32 {
+    let ops = surface::wire::dial_unix_socket::<Ops>(path).await.unwrap();
+    let spawn = Spawn {
+        name: name.into(),
+        paused,
+    };
+    ops.client.proc().spawn(spawn).await.unwrap().pid
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_derived_member_keeps_its_last_value_when_the_source_fails() {
     let path = socket_dir("projection-fails").join("ops.sock");
@@ -249,16 +260,7 @@ async fn a_derived_member_keeps_its_last_value_when_the_source_fails() {
     let connection = surface::wire::dial_unix_socket::<Ops>(&path).await.unwrap();
     let on_close = connection.on_close();
     let watch = Watch::project(Source::dialled(connection)).await;
-    let other = surface::wire::dial_unix_socket::<Ops>(&path).await.unwrap();
-    other
-        .client
-        .proc()
-        .spawn(Spawn {
-            name: "vim".into(),
-            paused: false,
-        })
-        .await
-        .unwrap();
+    spawn_on(&path, "vim", false).await;
     assert!(settle(|| watch.running.value() == 3).await);
 
     drop(daemon);
@@ -281,4 +283,48 @@ async fn a_derived_member_keeps_its_last_value_when_the_source_fails() {
         matches!(refused.kind, FailureKind::Transport { .. }),
         "{refused:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redialling_source_follows_a_source_that_restarts() {
+    let path = socket_dir("projection-redial").join("ops.sock");
+    let first = Daemon::start(&path).await;
+    let dial_path = path.clone();
+    let source = Source::redialling(move || surface::wire::dial_unix_socket::<Ops>(dial_path.clone()))
+        .await
+        .unwrap();
+    let watch = Arc::new(Watch::project(source).await);
+    let client = WatchClient::direct(watch.clone());
+    spawn_on(&path, "vim", false).await;
+    assert!(settle(|| watch.running.value() == 3).await);
+
+    drop(first);
+    // Down: the last values stay, and a passthrough says why it cannot answer.
+    assert!(client.proc().kill(Kill { pid: 1 }).await.is_err());
+    assert_eq!(watch.running.value(), 3);
+    assert_eq!(watch.processes.keys(), vec![1, 2, 3]);
+
+    // A new ops (fresh: init and shell) at the same path: the projection moves to it.
+    let _second = Daemon::start(&path).await;
+    assert!(
+        settle(|| watch.processes.keys() == vec![1, 2]).await,
+        "{:?}",
+        watch.processes.keys()
+    );
+    assert!(settle(|| watch.running.value() == 2).await);
+    assert!(watch.running.is_following());
+    spawn_on(&path, "cron", true).await;
+    assert!(
+        settle(|| watch.processes.get(&3)
+            == Some(Row {
+                name: "cron".into(),
+                red: true
+            }))
+        .await
+    );
+    assert_eq!(
+        client.proc().kill(Kill { pid: 3 }).await.unwrap(),
+        ops::Killed { ok: true }
+    );
+    assert!(settle(|| watch.processes.keys() == vec![1, 2]).await);
 }

@@ -14,8 +14,9 @@
 //!
 //! The client of A is one shape wherever A lives: `OpsClient::direct(ops)` for a surface in
 //! this process, or the client of a connection dialled over the wire face
-//! ([`Source::dialled`]). Dropping B drops its derived members, which ends their watches on A;
-//! when A fails (its connection drops), each derived member keeps its last value.
+//! ([`Source::dialled`], or [`Source::redialling`] to dial again whenever the connection
+//! drops). Dropping B drops its derived members, which ends their watches on A; when A fails
+//! (its connection drops), each derived member keeps its last value.
 //!
 //! ```
 //! # use schemars::JsonSchema;
@@ -82,6 +83,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 
+#[cfg(feature = "wire")]
+mod redial;
+
 /// A member nobody may write: a derived member of a projected surface (`#[cell(derived)]`),
 /// and the typed client of one (`client.load()` on B's client).
 ///
@@ -124,7 +128,8 @@ impl<M> ReadOnly<M> {
 
     /// Whether it still follows its source: false once the source's change feed ended (the
     /// source failed or closed), after which it keeps the last value it had; false for a
-    /// member built with [`ReadOnly::new`].
+    /// member built with [`ReadOnly::new`]. Over a [`Source::redialling`] the feed does not
+    /// end: it waits for the next connection.
     pub fn is_following(&self) -> bool {
         self.feeder.as_ref().is_some_and(|f| !f.is_finished())
     }
@@ -419,6 +424,40 @@ impl<C: SurfaceClient> Source<C> {
     pub fn dialled(connection: crate::wire::OwnedConnection<C>) -> Self {
         let (client, dispose, _closed) = connection.into_parts();
         Source::owned(client, dispose)
+    }
+
+    /// A source that dials its surface with `dial` now (failing as that dial fails), and
+    /// again whenever the connection drops: reads and calls go to the live connection (the
+    /// first after a drop dials), and each derived member's watch moves to the new connection
+    /// by itself, re-reading what it may have missed — so a projection follows a source that
+    /// restarts. Between a drop and the next connection, derived members keep their last
+    /// values and calls fail with the dial's failure.
+    ///
+    /// ```no_run
+    /// # use surface_runtime::{Surface, project::Source, wire::dial_unix_socket};
+    /// # async fn f<S: Surface>() -> Result<(), surface_runtime::Failure> {
+    /// let source = Source::<S::Client>::redialling(|| dial_unix_socket::<S>("/tmp/ops.sock")).await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "wire")]
+    pub async fn redialling<F, Fut>(dial: F) -> Result<Self, Failure>
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<crate::wire::OwnedConnection<C>, Failure>> + Send + 'static,
+    {
+        let connect = |connection: crate::wire::OwnedConnection<C>| {
+            let (client, dispose, closed) = connection.into_parts();
+            redial::Connected {
+                dispatch: client.dispatch().clone(),
+                closed,
+                dispose,
+            }
+        };
+        let first = connect(dial().await?);
+        let spec = first.dispatch.spec();
+        let again: redial::Dial = Box::new(move || dial().map(move |c| c.map(connect)).boxed());
+        let dispatch = redial::Redial::new(spec, first, again);
+        Ok(Source::new(C::from_dispatch(Arc::new(dispatch))))
     }
 
     /// The client of the source, for procedures that pass a call through.
