@@ -880,6 +880,22 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
     assert_eq!(all, expected);
     // B serves the restored session's requests too.
     assert_eq!(on_b.read("surface://cells/load").await["procs"], 7);
+    // A call's response stream resumes on the instance that served it (it is kept there, not
+    // written to Redis on every call); elsewhere the resume is an empty stream.
+    let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+        "params": {"name": "load_sample", "arguments": {}}});
+    let raw = exchange(b_addr, &on_b.headers(), &call.to_string()).await;
+    let answer = sse_events(&raw);
+    assert_eq!(answer.len(), 1, "one answer with an id: {raw}");
+    let (answer_id, answer) = &answer[0];
+    let priming = raw
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .filter(|id| id != answer_id)
+        .unwrap_or_else(|| panic!("a priming id before the answer: {raw}"));
+    let resumed = on_b.resume(priming).await;
+    assert_eq!(resumed, vec![(answer_id.clone(), answer.clone())]);
+    assert_eq!(client.resume(priming).await, Vec::<Event>::new());
 }
 
 /// An in-process instance serving `options` over HTTP with its sessions in the store.

@@ -84,13 +84,15 @@ impl HttpOptions {
         }
     }
 
-    /// Keeps legacy-era sessions and their SSE events in `store` (feature `redis`), so a client
-    /// can resume on any instance serving the same surface: its `Mcp-Session-Id` is known to
-    /// every instance, and a `GET` with `Last-Event-ID` replays the events it missed, whichever
-    /// instance sent them. Every SSE event then costs one Redis round trip. Bounds:
-    /// [`SSE_HISTORY`](crate::store::SSE_HISTORY) events per stream, kept
-    /// [`SSE_TTL`](crate::store::SSE_TTL) after the last, and a session's state kept
-    /// [`SESSION_TTL`](crate::store::SESSION_TTL) after its last use.
+    /// Keeps legacy-era sessions and their standalone streams' SSE events in `store` (feature
+    /// `redis`), so a client can resume on any instance serving the same surface: its
+    /// `Mcp-Session-Id` is known to every instance, and a `GET` with `Last-Event-ID` replays
+    /// the notifications it missed, whichever instance sent them (each one Redis write). A
+    /// `POST`'s response stream resumes on the instance that served it, as without a store.
+    /// Bounds: [`SSE_HISTORY`](crate::store::SSE_HISTORY) events per stream, kept
+    /// [`SSE_TTL`](crate::store::SSE_TTL) after the last, a session's state kept
+    /// [`SESSION_TTL`](crate::store::SESSION_TTL) after its last use, and a restored session
+    /// counts against [`max_sessions`](Self::max_sessions).
     #[cfg(feature = "redis")]
     pub fn store(mut self, store: &crate::store::RedisStore) -> Self {
         self.store = Some(store.clone());

@@ -48,7 +48,7 @@ pub use log::{LogEntries, SharedLog};
 pub use remote::Remote;
 pub(crate) use remote::entry_id;
 #[cfg(feature = "http")]
-pub use sse::{SESSION_TTL, SSE_HISTORY, SSE_TTL};
+pub use sse::{LOCAL_HISTORY, LOCAL_STREAMS, LOCAL_TTL, SESSION_TTL, SSE_HISTORY, SSE_TTL};
 
 use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
