@@ -142,7 +142,8 @@ async fn source(socket: Option<&str>) -> Result<Source<OpsClient>, Failure> {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     surface::mcp::init_tracing();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--no-ui`, which ops takes, is accepted and changes nothing: the observer has no views.
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--no-ui").collect();
     let (socket, http) = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => (None, None),
         ["--socket", path] => (Some(path.to_string()), None),
