@@ -74,8 +74,17 @@ enum Era {
 /// (not the tool) should answer.
 pub(crate) struct CallAsks {
     era: Era,
-    capabilities: ClientCapabilities,
+    capabilities: Capabilities,
     refusal: Mutex<Option<ErrorData>>,
+}
+
+/// What the host declared it can be asked, as rmcp's `RequestContext::client_capabilities`
+/// reads it. A legacy session's come from its `initialize` and are read there only when the
+/// call asks (most calls never do: cloning them per call was measurable).
+enum Capabilities {
+    Known(ClientCapabilities),
+    /// The legacy session's `initialize` (the peer is the era's).
+    Session,
 }
 
 fn declares(caps: &ClientCapabilities, capability: &str) -> bool {
@@ -95,7 +104,14 @@ impl CallAsks {
     /// Asks `ask` under `key` in this request's era.
     pub(crate) async fn ask(&self, key: String, ask: Ask) -> Result<Answer, AskError> {
         let capability = ask.capability();
-        if !declares(&self.capabilities, capability) {
+        let declared = match (&self.capabilities, &self.era) {
+            (Capabilities::Known(caps), _) => declares(caps, capability),
+            (Capabilities::Session, Era::Legacy(peer)) => peer
+                .peer_info()
+                .is_some_and(|info| declares(&info.capabilities, capability)),
+            (Capabilities::Session, Era::Modern(_)) => false,
+        };
+        if !declared {
             if matches!(self.era, Era::Modern(_)) {
                 self.refuse(ErrorData::missing_required_client_capability(required(
                     capability,
@@ -240,11 +256,18 @@ fn parse_answer(ask: &Ask, answer: &Value) -> Result<Answer, AskError> {
     }
 }
 
-/// Whether `context`'s request is of the 2026-07-28 era (or later).
-pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+/// Whether `context`'s request is of the 2026-07-28 era (or later): rmcp's
+/// `RequestContext::protocol_version` (the request's `_meta`, else the session's `initialize`),
+/// compared where it lies rather than cloned out, as it is on every call.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    let modern = |v: &ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+    match context.meta.protocol_version() {
+        Some(version) => modern(&version),
+        None => context
+            .peer
+            .peer_info()
+            .is_some_and(|info| modern(&info.protocol_version)),
+    }
 }
 
 /// JSON with every object's keys sorted, so equal arguments bind equal states.
@@ -267,7 +290,8 @@ fn canonical(value: &Value) -> Value {
 /// One round of one request that may ask: `tools/call` or `prompts/get`.
 pub(crate) struct Round {
     asks: Arc<CallAsks>,
-    /// What a sealed state is bound to: method, name and arguments.
+    /// What a sealed state is bound to: method, name and arguments (2026-07-28 only: a legacy
+    /// round never seals).
     binding: Vec<u8>,
 }
 
@@ -280,47 +304,64 @@ pub(crate) enum Halt {
 }
 
 impl Round {
-    /// Opens the round of `method` for `name` with `arguments`; on 2026-07-28, the sealed
-    /// `state` is opened (refused with -32602 when it fails verification) and its answers joined
-    /// with `responses`.
+    /// Opens the round of `method` for `name` with `arguments` (asked for only on 2026-07-28,
+    /// where the state binds them); on 2026-07-28, the sealed `state` is opened (refused with
+    /// -32602 when it fails verification) and its answers joined with `responses`.
     pub(crate) fn open(
         context: &RequestContext<RoleServer>,
         method: &str,
         name: &str,
-        arguments: &Value,
+        arguments: impl FnOnce() -> Value,
         responses: Option<InputResponses>,
         state: Option<String>,
     ) -> Result<Round, ErrorData> {
-        let binding = format!("{method}\n{name}\n{}", canonical(arguments)).into_bytes();
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        let era = if is_modern(context) {
-            let mut given: BTreeMap<String, Value> = match state {
-                Some(sealed) => codec().open_json_with(&sealed, &binding).map_err(|e| {
-                    ErrorData::invalid_params(
-                        format!(
-                            "requestState failed its integrity check ({e}); start the call again without it"
-                        ),
-                        None,
-                    )
-                })?,
-                None => BTreeMap::new(),
+        if !is_modern(context) {
+            // rmcp's `client_capabilities` for a request outside the 2026-07-28 lifecycle: its
+            // `_meta`'s, else the session's `initialize`'s, read when asked (an inline session
+            // stores no peer info: nothing declared, as rmcp reads it).
+            let capabilities = match context.meta.client_capabilities() {
+                Some(caps) => Capabilities::Known(caps),
+                None => Capabilities::Session,
             };
-            given.extend(responses.unwrap_or_default());
-            Era::Modern(Rounds {
-                given,
-                ..Rounds::default()
-            })
-        } else {
-            Era::Legacy(context.peer.clone())
+            return Ok(Round::new(
+                Era::Legacy(context.peer.clone()),
+                capabilities,
+                Vec::new(),
+            ));
+        }
+        let binding = format!("{method}\n{name}\n{}", canonical(&arguments())).into_bytes();
+        let capabilities = Capabilities::Known(context.client_capabilities().unwrap_or_default());
+        let mut given: BTreeMap<String, Value> = match state {
+            Some(sealed) => codec().open_json_with(&sealed, &binding).map_err(|e| {
+                ErrorData::invalid_params(
+                    format!("requestState failed its integrity check ({e}); start the call again without it"),
+                    None,
+                )
+            })?,
+            None => BTreeMap::new(),
         };
-        Ok(Round {
+        given.extend(responses.unwrap_or_default());
+        let era = Era::Modern(Rounds {
+            given,
+            ..Rounds::default()
+        });
+        Ok(Round::new(era, capabilities, binding))
+    }
+
+    fn new(era: Era, capabilities: Capabilities, binding: Vec<u8>) -> Round {
+        Round {
             asks: Arc::new(CallAsks {
                 era,
                 capabilities,
                 refusal: Mutex::new(None),
             }),
             binding,
-        })
+        }
+    }
+
+    /// Whether this round is of the 2026-07-28 era (its logging follows the request's `_meta`).
+    pub(crate) fn is_modern(&self) -> bool {
+        matches!(self.asks.era, Era::Modern(_))
     }
 
     /// The questions of this round, for the call's context.

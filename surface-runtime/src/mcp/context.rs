@@ -110,13 +110,13 @@ impl Reporter for SessionReporter {
 }
 
 /// The context of the call `context` carries, reporting to its session (its request, on
-/// 2026-07-28) and asking through `asks`.
+/// 2026-07-28) and asking through `round`'s questions.
 pub(crate) fn for_request(
     context: &RequestContext<RoleServer>,
     session: Arc<LogFilter>,
-    asks: Arc<super::asking::CallAsks>,
+    round: &super::asking::Round,
 ) -> ToolContext {
-    let filter = if super::asking::is_modern(context) {
+    let filter = if round.is_modern() {
         Arc::new(LogFilter::of_request(context.meta.log_level()))
     } else {
         session
@@ -125,7 +125,7 @@ pub(crate) fn for_request(
         peer: context.peer.clone(),
         token: context.meta.get_progress_token(),
         filter,
-        asks,
+        asks: round.asks(),
     };
     ToolContext::new(context.ct.clone(), Some(Arc::new(reporter)))
 }

@@ -108,18 +108,17 @@ impl Handler {
                 )),
             };
         };
-        let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         let round = super::asking::Round::open(
             &context,
             "tools/call",
             name,
-            &arguments,
+            || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
             request.input_responses,
             request.request_state,
         )?;
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
-                let call = super::context::for_request(&context, self.state.log.clone(), round.asks());
+                let call = super::context::for_request(&context, self.state.log.clone(), &round);
                 let run = call.scope(run_tool(&generation, &entry.target, input, context.ct.clone()));
                 match round.run(run).await {
                     Ok(answer) => answer,
@@ -137,10 +136,13 @@ impl Handler {
             Ok(output) => results::success(output),
             Err(failure) => results::failure(failure),
         };
-        // A view-bound tool's answer, text first, with its page for a client that renders it.
-        let client = context
-            .client_capabilities()
-            .and_then(|c| serde_json::to_value(c).ok());
+        // A view-bound tool's answer, text first, with its page for a client that renders it
+        // (the capabilities are read only for such a tool: most calls have no view).
+        let client = entry.view.and_then(|_| {
+            context
+                .client_capabilities()
+                .and_then(|c| serde_json::to_value(c).ok())
+        });
         Ok(generation.views.finish(entry.view, client, result).into())
     }
 
@@ -159,16 +161,15 @@ impl Handler {
             .lease()
             .await
             .map_err(|f| read_error(&request.name, f))?;
-        let arguments = serde_json::to_value(&request.arguments).unwrap_or_default();
         let round = super::asking::Round::open(
             &context,
             "prompts/get",
             &request.name,
-            &arguments,
+            || serde_json::to_value(&request.arguments).unwrap_or_default(),
             request.input_responses,
             request.request_state,
         )?;
-        let call = super::context::for_request(&context, self.state.log.clone(), round.asks());
+        let call = super::context::for_request(&context, self.state.log.clone(), &round);
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {
             Ok(Ok(result)) => Ok(result.into()),

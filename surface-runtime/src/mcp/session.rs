@@ -85,13 +85,15 @@ impl rmcp::Service<RoleServer> for Session {
     ) -> Result<ServerResult, ErrorData> {
         // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
         // session itself ("method not found"), so the limit is judged only where it applies.
-        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
         if let ClientRequest::SubscriptionsListenRequest(listen) = &request
-            && modern
+            && context.protocol_version().is_some_and(|v| !v.has_initialize())
         {
             self.handler.admit_listen(&listen.params.notifications)?;
         }
-        rmcp::Service::handle_request(&self.handler, request, context).await
+        // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
+        // moves the task holding it several times per request (spawn, stage changes); moving
+        // a pointer instead measured ~3,000 fewer instructions per `tools/call`.
+        Box::pin(rmcp::Service::handle_request(&self.handler, request, context)).await
     }
 
     async fn handle_notification(
