@@ -352,14 +352,29 @@ pub async fn serve_http(
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
-    surface::mcp::init_tracing();
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `--no-ui` anywhere: no view, no UI extension, no UI meta (the daemon faces have none).
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let ui = !args.iter().any(|a| a == "--no-ui");
     args.retain(|a| a != "--no-ui");
+    // One stdio connection (MCP, the bridge, the wire face) runs on one thread: a second worker
+    // buys it nothing but cross-thread wake-ups and allocator contention, which on stdio cost
+    // more than the calls themselves (bench/NOTES.md). The daemon and HTTP serve many
+    // connections at once and keep the multi-thread runtime.
+    let many = matches!(args.first().map(String::as_str), Some("--socket" | "--http"));
+    let runtime = if many {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    }
+    .enable_all()
+    .build()?;
+    runtime.block_on(serve(args, ui))
+}
+
+async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Error>> {
+    // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
+    surface::mcp::init_tracing();
     let served = mcp_server(Arc::new(Ops::new())).ui(ui).start()?;
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,
