@@ -1,8 +1,13 @@
 //! The argv face, black-box: the real `opsctl` binary (examples/opsctl.rs), in-process and
 //! dialled to a real `ops --socket PATH` daemon, for every exit code, the boolean tristate,
-//! `--input -`, usage errors that reach no handler, a closed pipe, and its `--help`.
+//! `--input -`, usage errors that reach no handler, a closed pipe, and its `--help`; and the
+//! decoder its local input check runs, against the served dispatch's own.
 
 mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
 
 use common::{example_binary, golden, ops_binary};
 use serde_json::{Value, json};
@@ -224,10 +229,11 @@ fn exit_codes_in_process() {
         assert_eq!(code(&o), 2, "{args:?}: {o:?}");
         assert!(o.stdout.is_empty(), "{args:?}");
     }
+    // A procedure's input is refused by the served side's own decoder, in its words.
     let local = run(&["proc_kill", "--input", "{\"pid\": \"x\"}"]);
     assert_eq!(
         stderr_json(&local),
-        json!({"message": "invalid argument `pid`: expected integer, got string \"x\"", "kind": "invalid-input", "field": "pid"})
+        json!({"message": "invalid argument `pid`: invalid type: string \"x\", expected u32", "kind": "invalid-input", "field": "pid"})
     );
 
     // Completions are scripts.
@@ -345,6 +351,70 @@ fn a_usage_error_reaches_no_handler() {
     let log = daemon.stop();
     assert_eq!(log.matches("ops: executing proc.spawn").count(), 1, "{log}");
     assert!(log.contains("ops: executing proc.spawn good"), "{log}");
+}
+
+#[test]
+fn a_procedure_input_is_decoded_into_its_type_before_any_dial() {
+    // `pid` is a `u32`: the advertised schema says `integer, minimum 0` and nothing more, so
+    // 2^32 passes it; the procedure's own decoder refuses it, here, naming the field.
+    let schema = stdout_json(&run(&["list", "--json"]))["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "proc_kill")
+        .unwrap()["inputSchema"]["properties"]["pid"]
+        .clone();
+    assert_eq!(schema["type"], "integer");
+    assert!(schema.get("maximum").is_none(), "{schema}");
+    let refusal = |n: &str| json!({"message": format!("invalid argument `pid`: invalid value: integer `{n}`, expected u32"), "kind": "invalid-input", "field": "pid"});
+    for (args, n) in [
+        (&["proc_kill", "--pid", "4294967296"][..], "4294967296"),
+        (&["proc_kill", "--input", "{\"pid\": 4294967296}"], "4294967296"),
+        (&["proc_kill", "--input", "{\"pid\": -1}"], "-1"),
+    ] {
+        let o = run(args);
+        assert_eq!(code(&o), 2, "{args:?}: {o:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr_json(&o), refusal(n), "{args:?}");
+    }
+    // Nothing is dialled: against a socket nobody serves, the answer is still the usage error
+    // (2), not unreachable (3); a well-typed pid there is unreachable.
+    let nowhere = ["--socket", "/nonexistent/ops.sock", "proc_kill", "--pid"];
+    let o = run(&[&nowhere[..], &["4294967296"]].concat());
+    assert_eq!(code(&o), 2, "{o:?}");
+    assert_eq!(stderr_json(&o), refusal("4294967296"));
+    assert_eq!(code(&run(&[&nowhere[..], &["2"]].concat())), 3);
+}
+
+/// The decoder `#[surface]` generates for the argv face is the served dispatch's: on every
+/// input it refuses exactly as `SurfaceProcedures::call` does on arrival, and accepts what
+/// that accepts.
+#[tokio::test]
+async fn the_local_decoder_is_the_served_one() {
+    use surface::SurfaceProcedures;
+    let decoder = |procedure: &str| <ops::Ops as SurfaceProcedures>::input_decoder(procedure);
+    let surface = ops::Ops::new();
+    for (procedure, input) in [
+        ("proc.kill", json!({"pid": 4294967296u64})),
+        ("proc.kill", json!({"pid": "x"})),
+        ("proc.kill", json!({})),
+        ("proc.spawn", json!({"name": 3})),
+        ("proc.spawn", json!({"name": "a", "paused": "yes"})),
+        // Not exposed, so no command; the decoder is there all the same.
+        ("proc.configure", json!({"pid": 1, "nice": 200})),
+    ] {
+        let local = decoder(procedure).expect("it takes input")(&input).unwrap_err();
+        let served = surface.call(procedure, input.clone()).await.unwrap_err();
+        assert_eq!(local, served, "{procedure} {input}");
+    }
+    assert_eq!(decoder("proc.kill").unwrap()(&json!({"pid": 2})), Ok(()));
+    assert_eq!(
+        surface.call("proc.kill", json!({"pid": 2})).await,
+        Ok(json!({"ok": true}))
+    );
+    // Nothing to decode: no input, or no such procedure.
+    assert!(decoder("load.sample").is_none());
+    assert!(decoder("proc.nothing").is_none());
 }
 
 #[test]

@@ -328,6 +328,7 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
     let checks = valid.iter().map(|p| procedure_checks(p));
     let specs = valid.iter().map(|p| procedure_spec(p));
     let arms = valid.iter().map(|p| dispatch_arm(p));
+    let decoders = input_decoders(&valid);
     let namespaces_ty = names::procedures(surface_ident);
     let client = emit_client(surface_ident, &valid);
     // The one place this expansion names the struct's half, at the user's `Ops`: a struct
@@ -369,6 +370,8 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
                     ))),
                 }
             }
+
+            #decoders
         }
 
         #client
@@ -445,6 +448,40 @@ fn dispatch_arm(p: &Procedure) -> TokenStream {
             #checks
             #call
         }),
+    }
+}
+
+/// `fn input_decoder`: each procedure's input decoder, the one its dispatch arm runs, for the
+/// faces that decode before they dial (the argv face). Left to the trait's default (`None`)
+/// when no procedure takes input.
+fn input_decoders(valid: &[&Procedure]) -> TokenStream {
+    let arms: Vec<TokenStream> = valid
+        .iter()
+        .filter_map(|p| {
+            let t = p.input.as_ref()?;
+            let name = &p.name;
+            // The input's check first, as in the dispatch arm: a type that does not qualify is
+            // reported once, by the check, and not again for the decoder's bound.
+            let check = checks::procedure_input(t);
+            let decoder = quote_spanned!(t.span()=> ::surface::__private::check_input::<#t>);
+            Some(quote! {
+                #name => {
+                    #check
+                    ::core::option::Option::Some(#decoder)
+                }
+            })
+        })
+        .collect();
+    if arms.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        fn input_decoder(name: &str) -> ::core::option::Option<::surface::__private::InputDecoder> {
+            match name {
+                #(#arms)*
+                _ => ::core::option::Option::None,
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use crate::expose::{ErasedExpose, Expose};
 use crate::failure::{Failure, FailureKind};
 use crate::resource::ResourceForm;
 use crate::spec::SurfaceSpec;
-use crate::surface::{Surface, SurfaceClient};
+use crate::surface::{InputDecoder, Surface, SurfaceClient, SurfaceProcedures};
 use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
 use futures::future::BoxFuture;
 use serde_json::Value;
@@ -96,6 +96,9 @@ pub struct Member {
     pub(crate) forms: Vec<(&'static str, ResourceForm)>,
     /// Bespoke prompts declared on this surface's client.
     pub(crate) prompts: Vec<Arc<dyn crate::prompt::SurfacePrompt>>,
+    /// The decoders of its procedures' inputs (`SurfaceProcedures::input_decoder` of the
+    /// surface `Member` erases), for the faces that decode before they dial.
+    pub(crate) input_decoder: fn(&str) -> Option<InputDecoder>,
     /// The surface it serves, to refuse a tool or prompt handed another surface's client.
     surface: TypeId,
     /// Tools and prompts given to it that are handed another surface's client, which
@@ -113,6 +116,7 @@ impl Member {
             tools: Vec::new(),
             forms: Vec::new(),
             prompts: Vec::new(),
+            input_decoder: <S as SurfaceProcedures>::input_decoder,
             surface: TypeId::of::<S>(),
             foreign: Vec::new(),
         }

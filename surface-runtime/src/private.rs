@@ -6,6 +6,7 @@
 pub use crate::context::FromCall;
 pub use crate::expose::{ExposeEntry, Exposure};
 pub use crate::failure::{Failure, FailureKind, IntoFailure};
+pub use crate::surface::InputDecoder;
 pub use crate::tool::{IntoToolOutput, ToolOutput};
 pub use futures::future::{BoxFuture, FutureExt};
 pub use schemars;
@@ -409,6 +410,13 @@ pub fn decode_input<T: DeserializeOwned>(input: Value) -> Result<T, Failure> {
             kind: FailureKind::InvalidInput { field },
         }
     })
+}
+
+/// The decoder of a procedure's input, as the argv face runs it before dialling: the served
+/// side's own [`decode_input`] into `T`, the value dropped (the face only needs the verdict,
+/// and refuses with the very failure the served side would answer).
+pub fn check_input<T: DeserializeOwned>(input: &Value) -> Result<(), Failure> {
+    decode_input::<T>(input.clone()).map(drop)
 }
 
 /// serde reports a missing field at its parent's path; the field itself is in the message.

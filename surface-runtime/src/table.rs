@@ -14,6 +14,7 @@ use crate::failure::Failure;
 use crate::rules::{Name, NameOf, Origin, Place, Problem, sibling_key_ok};
 use crate::schema::{self, InputSchema};
 use crate::spec::{MemberKind, MemberSpec};
+use crate::surface::InputDecoder;
 use crate::tool::{CancellationToken, ToolOutput};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -73,6 +74,10 @@ pub(crate) enum ToolTarget {
     Procedure {
         owner: Owner,
         procedure: &'static str,
+        /// The served side's decoder of its input (`None`: it takes none), which the argv
+        /// face runs before it dials.
+        #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+        decode: Option<InputDecoder>,
     },
     Bespoke {
         owner: Owner,
@@ -110,7 +115,7 @@ impl ToolTarget {
         cancel: CancellationToken,
     ) -> Result<ToolOutput, Failure> {
         match self {
-            ToolTarget::Procedure { owner, procedure } => {
+            ToolTarget::Procedure { owner, procedure, .. } => {
                 let dispatch = bundle.dispatch_for(owner.as_deref())?;
                 dispatch.call(procedure, input).await.map(ToolOutput::Value)
             }
@@ -219,6 +224,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 target: ToolTarget::Procedure {
                     owner: owner.clone(),
                     procedure: p.name,
+                    decode: (member.input_decoder)(p.name),
                 },
                 input,
                 view: None,

@@ -1,6 +1,11 @@
 //! The local check of a tool's input against the schema it advertises, run before anything is
 //! dialled: a wrong argument is a usage error the served surface never sees.
 //!
+//! Procedures do not go through it: their input is decoded by the served side's own decoder
+//! (`SurfaceProcedures::input_decoder`), which says everything the schema says and what it
+//! cannot (integer widths, a type's own `Deserialize`). It serves the tools the face has no
+//! such decoder for before their run: bespoke and root tools, and mirrors.
+//!
 //! It reads the bridged schemas `crate::schema` produces (references inlined, no `$defs`):
 //! `type`, `enum`, `const`, `properties`, `required`, `additionalProperties`, `items`,
 //! `prefixItems`, numeric bounds, length bounds, `anyOf`, `oneOf`, `allOf`. `pattern` and

@@ -13,8 +13,10 @@
 //!   `get <collection> <key>`, `keys <collection>`, `watch <member>`, and
 //!   `completions <bash|zsh|fish>`.
 //!
-//! Input is checked locally against the advertised schema before anything is dialled; a
-//! bespoke tool decodes its input into its own type before its client dials. stdout carries
+//! Input is checked locally before anything is dialled: a procedure's is decoded by the served
+//! side's own decoder into the procedure's input type (so a refusal is the one the served side
+//! would answer); any other tool's is checked against the schema it advertises, and a bespoke
+//! tool then decodes it into its own type before its client dials. stdout carries
 //! data only: one JSON value (indented on a terminal, compact in a pipe), or NDJSON for
 //! streams and watches; `--json` prints a tool's whole answer. Refusals go to stderr as JSON.
 //! The exit code says what happened: see [`exit`].
@@ -46,7 +48,9 @@ use crate::member::{Change, ChangeStream, Write};
 use crate::rules::str_eq;
 use crate::schema;
 use crate::spec::{MemberKind, SurfaceSpec};
-use crate::table::{ToolRow, exposed_members, resource_uri, roster_problems, scoped_member_name, tool_table};
+use crate::table::{
+    ToolRow, ToolTarget, exposed_members, resource_uri, roster_problems, scoped_member_name, tool_table,
+};
 use crate::tool::{BespokeTool, CancellationToken, OkImage, ToolOutput};
 use base64::Engine;
 use clap::builder::PossibleValuesParser;
@@ -638,10 +642,22 @@ impl BuiltCli {
             None => flags::object(&tool.fields, sub),
         };
         let input = &tool.row.entry.input;
-        if let Err(m) = check::check(
-            &Value::Object(arguments.clone()),
-            &Value::Object(input.schema.clone()),
-        ) {
+        let target = &tool.row.entry.target;
+        // A procedure's input is decoded here by the served side's own decoder, into its Rust
+        // type: what the served side would refuse on arrival is refused before any dial, in
+        // its words, including what the schema cannot say (`4294967296` for a `u32`). Other
+        // tools are checked against the schema they advertise (a bespoke or root tool then
+        // decodes into its own type, in this process, before its client dials).
+        let decode = match target {
+            ToolTarget::Procedure { decode, .. } => *decode,
+            _ => None,
+        };
+        if decode.is_none()
+            && let Err(m) = check::check(
+                &Value::Object(arguments.clone()),
+                &Value::Object(input.schema.clone()),
+            )
+        {
             return Err(refuse(&Failure::new(
                 FailureKind::InvalidInput {
                     field: m.field.clone(),
@@ -661,9 +677,11 @@ impl BuiltCli {
                 format!("invalid argument `{}`: {}", e.field, e.message),
             ))
         })?;
+        if let Some(decode) = decode {
+            decode(&value).map_err(|f| refuse(&f))?;
+        }
         let link = self.link(matches)?;
         let bundle = link.bundle();
-        let target = &tool.row.entry.target;
         let answer = match tokio::time::timeout(
             timeout(matches),
             target.run(&bundle, value, CancellationToken::new()),
