@@ -532,25 +532,25 @@ impl Gate {
         };
         // One parse of the body: the hot path reads the message; a body rmcp will refuse is
         // judged again (slowly, rarely) to say why in JSON-RPC terms.
-        let mut parts = parts;
-        let (problem, initializes) = if says_json {
-            match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&body) {
+        let (mut parts, problem, initializes) = if says_json {
+            match super::http_direct::parse(&body) {
                 Ok(message) => {
                     let initializes = session.is_none()
                         && matches!(&message, rmcp::model::ClientJsonRpcMessage::Request(r)
                             if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)));
-                    if !initializes
-                        && let Routed::Answered(response) =
-                            self.direct.route(&parts, message, session.as_deref()).await
-                    {
-                        return response;
+                    if initializes {
+                        (parts, Problem::Unjudged, true)
+                    } else {
+                        match self.direct.route(parts, message, session.as_deref()).await {
+                            Routed::Answered(response) => return response,
+                            Routed::Rmcp(parts) => (parts, Problem::Unjudged, false),
+                        }
                     }
-                    (Problem::Unjudged, initializes)
                 }
-                Err(_) => (Problem::of(&body), false),
+                Err(_) => (parts, Problem::of(&body), false),
             }
         } else {
-            (Problem::Unjudged, false)
+            (parts, Problem::Unjudged, false)
         };
         let claim = Claim::default();
         if initializes {

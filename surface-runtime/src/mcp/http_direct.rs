@@ -42,9 +42,12 @@ use super::session::{Handler, Session, SessionState};
 use crate::sync::lock;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::header::HeaderName;
+use hyper::http::request::Parts;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcRequest,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta,
+    GetPromptRequest, JsonRpcMessage, JsonRpcRequest, JsonRpcVersion2_0, ListToolsRequest, ProtocolVersion,
+    ReadResourceRequest, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -111,8 +114,8 @@ pub(crate) struct Direct {
 pub(crate) enum Routed {
     /// Answered here.
     Answered(Response),
-    /// rmcp's to answer (the message is handed back unparsed: rmcp reads the body itself).
-    Rmcp,
+    /// rmcp's to answer: the request's head, handed back (rmcp reads the body itself).
+    Rmcp(Parts),
 }
 
 impl Direct {
@@ -215,7 +218,7 @@ impl Direct {
     /// what it must of the ones rmcp answers (a session's `initialized`, a cancellation).
     pub(crate) async fn route(
         &self,
-        parts: &hyper::http::request::Parts,
+        parts: Parts,
         message: ClientJsonRpcMessage,
         session: Option<&str>,
     ) -> Routed {
@@ -237,18 +240,18 @@ impl Direct {
                         _ => {}
                     }
                 }
-                return Routed::Rmcp;
+                return Routed::Rmcp(parts);
             }
-            _ => return Routed::Rmcp,
+            _ => return Routed::Rmcp(parts),
         };
         if !plain(&request.request) || !self.headers_pass(&parts.headers) {
-            return Routed::Rmcp;
+            return Routed::Rmcp(parts);
         }
         let meta = request.request.get_meta();
         if meta.get_progress_token().is_some() {
-            return Routed::Rmcp;
+            return Routed::Rmcp(parts);
         }
-        let header_version = single(&parts.headers, "mcp-protocol-version");
+        let header_version = single(&parts.headers, &MCP_PROTOCOL_VERSION);
         match (session, meta.protocol_version()) {
             (None, Some(version)) => {
                 if version != ProtocolVersion::V_2026_07_28
@@ -257,7 +260,7 @@ impl Direct {
                     || !meta.missing_required_keys(&version).is_empty()
                     || !standard_headers_match(&parts.headers, &request.request)
                 {
-                    return Routed::Rmcp;
+                    return Routed::Rmcp(parts);
                 }
                 Routed::Answered(self.stateless(parts, request).await)
             }
@@ -272,17 +275,17 @@ impl Direct {
                     Some(Err(())) => false,
                 };
                 if !legacy_header {
-                    return Routed::Rmcp;
+                    return Routed::Rmcp(parts);
                 }
                 let Some(live) = self.live(id) else {
-                    return Routed::Rmcp;
+                    return Routed::Rmcp(parts);
                 };
                 if live.askable || !live.ready.load(Ordering::Acquire) {
-                    return Routed::Rmcp;
+                    return Routed::Rmcp(parts);
                 }
                 self.in_session(id, live, parts, request).await
             }
-            _ => Routed::Rmcp,
+            _ => Routed::Rmcp(parts),
         }
     }
 
@@ -292,18 +295,17 @@ impl Direct {
         if headers.contains_key(hyper::header::ORIGIN) {
             return false;
         }
-        let Some(Ok(host)) = single(headers, "host") else {
+        let Some(Ok(host)) = single(headers, &hyper::header::HOST) else {
             return false;
         };
-        let Ok(authority) = hyper::http::uri::Authority::try_from(host) else {
+        let Some((host, port)) = split_authority(host) else {
             return false;
         };
-        let (host, port) = (normalize(authority.host()), authority.port_u16());
         let allowed = self.hosts.is_empty()
             || self
                 .hosts
                 .iter()
-                .any(|a| a.host == host && a.port.is_none_or(|p| port == Some(p)));
+                .any(|a| a.host.eq_ignore_ascii_case(host) && a.port.is_none_or(|p| port == Some(p)));
         if !allowed {
             return false;
         }
@@ -325,11 +327,7 @@ impl Direct {
 
     /// A 2026-07-28 request: the handler's answer as `application/json`, with the HTTP status
     /// rmcp gives the same answer.
-    async fn stateless(
-        &self,
-        parts: &hyper::http::request::Parts,
-        request: JsonRpcRequest<ClientRequest>,
-    ) -> Response {
+    async fn stateless(&self, parts: Parts, request: JsonRpcRequest<ClientRequest>) -> Response {
         let handler = Handler::new(self.shared.clone(), Arc::new(SessionState::default()));
         let ct = self.stop.child_token();
         // A client that goes away cancels its call, as rmcp's stateless path does.
@@ -354,31 +352,31 @@ impl Direct {
         &self,
         id: &str,
         live: Arc<Live>,
-        parts: &hyper::http::request::Parts,
+        parts: Parts,
         request: JsonRpcRequest<ClientRequest>,
     ) -> Routed {
         // rmcp's table is the truth about whether the session still exists.
         let Some(manager) = &self.manager else {
-            return Routed::Rmcp;
+            return Routed::Rmcp(parts);
         };
         let handle = manager.sessions.read().await.get(id).cloned();
         let (Some(handle), Some(state)) = (handle, live.state.upgrade()) else {
             self.closed(id);
-            return Routed::Rmcp;
+            return Routed::Rmcp(parts);
         };
         let Some(peer) = lock(&state.legacy_peer).clone() else {
-            return Routed::Rmcp;
+            return Routed::Rmcp(parts);
         };
         self.touch(&live, &handle).await;
         let request_id = request.id.clone();
         let ct = self.stop.child_token();
-        if lock(&live.in_flight)
-            .insert(request_id.clone(), ct.clone())
-            .is_some()
         {
-            // An id already in flight here: let rmcp judge the duplicate.
-            lock(&live.in_flight).remove(&request_id);
-            return Routed::Rmcp;
+            let mut in_flight = lock(&live.in_flight);
+            if in_flight.contains_key(&request_id) {
+                // An id already in flight here: let rmcp judge the duplicate.
+                return Routed::Rmcp(parts);
+            }
+            in_flight.insert(request_id.clone(), ct.clone());
         }
         let handler = Handler::new(self.shared.clone(), state);
         let context = context(request.id, ct.child_token(), peer, parts);
@@ -386,9 +384,10 @@ impl Direct {
         let context = take_meta(&mut inner, context);
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
         // sessions run it to the end too).
-        let call = tokio::spawn(async move {
+        // Boxed: the dispatch future is large, and a task moves what it is given a few times.
+        let call = tokio::spawn(Box::pin(async move {
             rmcp::Service::handle_request(&Session::new(handler), inner, context).await
-        });
+        }));
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.
             biased;
@@ -442,6 +441,51 @@ impl Direct {
     }
 }
 
+/// Reads a `POST` body as rmcp does (`ClientJsonRpcMessage`), but method first: a body naming
+/// one of the plain requests is read straight into that request's type (rmcp's own
+/// deserializer, `_meta` and all) instead of through the untagged `ClientRequest`, which tries
+/// its variants in turn and builds a formatted error for each that fails. Anything else, or a
+/// body the typed read refuses, takes the generic read.
+pub(crate) fn parse(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
+    /// The envelope of a request; `params` is skipped here.
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        jsonrpc: Option<JsonRpcVersion2_0>,
+        id: Option<RequestId>,
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    /// The request read from the same object: `T` reads `method` and `params` and ignores
+    /// `jsonrpc` and `id`, as it does under `JsonRpcRequest`'s flatten, without buffering the
+    /// whole message first.
+    fn typed<T>(body: &[u8], id: RequestId) -> Option<ClientJsonRpcMessage>
+    where
+        T: serde::de::DeserializeOwned,
+        ClientRequest: From<T>,
+    {
+        let request = serde_json::from_slice::<T>(body).ok()?;
+        Some(JsonRpcMessage::request(ClientRequest::from(request), id))
+    }
+    let typed = match serde_json::from_slice::<Envelope>(body) {
+        Ok(Envelope {
+            jsonrpc: Some(_),
+            id: Some(id),
+            method: Some(method),
+        }) => match method.as_ref() {
+            "tools/call" => typed::<CallToolRequest>(body, id),
+            "resources/read" => typed::<ReadResourceRequest>(body, id),
+            "prompts/get" => typed::<GetPromptRequest>(body, id),
+            "tools/list" => typed::<ListToolsRequest>(body, id),
+            _ => None,
+        },
+        _ => None,
+    };
+    match typed {
+        Some(message) => Ok(message),
+        None => serde_json::from_slice(body),
+    }
+}
+
 /// The requests that only ask for an answer.
 fn plain(request: &ClientRequest) -> bool {
     matches!(
@@ -459,7 +503,7 @@ fn plain(request: &ClientRequest) -> bool {
 /// SEP-2243: `Mcp-Method` names the body's method and `Mcp-Name` its tool, prompt or URI,
 /// each exactly once and spelled plainly (rmcp answers anything else, right or wrong).
 fn standard_headers_match(headers: &hyper::HeaderMap, request: &ClientRequest) -> bool {
-    if single(headers, "mcp-method") != Some(Ok(request.method())) {
+    if single(headers, &MCP_METHOD) != Some(Ok(request.method())) {
         return false;
     }
     let name = match request {
@@ -469,19 +513,43 @@ fn standard_headers_match(headers: &hyper::HeaderMap, request: &ClientRequest) -
         _ => None,
     };
     match name {
-        Some(name) => !name.starts_with("=?") && single(headers, "mcp-name") == Some(Ok(name)),
+        Some(name) => !name.starts_with("=?") && single(headers, &MCP_NAME) == Some(Ok(name)),
         None => true,
     }
 }
 
 /// The one value of header `name`: `None` when absent, `Err` when repeated or not text.
-fn single<'a>(headers: &'a hyper::HeaderMap, name: &str) -> Option<Result<&'a str, ()>> {
+fn single<'a>(headers: &'a hyper::HeaderMap, name: &HeaderName) -> Option<Result<&'a str, ()>> {
     let mut values = headers.get_all(name).iter();
     let first = values.next()?;
     if values.next().is_some() {
         return Some(Err(()));
     }
     Some(first.to_str().map_err(|_| ()))
+}
+
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// `host[:port]` or `[v6]:port`, strictly: a host allowed by name with digits for a port is an
+/// authority rmcp's parse accepts too; anything unusual is `None` (and goes to rmcp).
+fn split_authority(value: &str) -> Option<(&str, Option<u16>)> {
+    let (host, port) = match value.strip_prefix('[') {
+        Some(rest) => rest.split_once(']')?,
+        None => match value.rfind(':') {
+            Some(i) => value.split_at(i),
+            None => (value, ""),
+        },
+    };
+    if port.is_empty() {
+        return Some((host, None));
+    }
+    let digits = port.strip_prefix(':')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((host, Some(digits.parse().ok()?)))
 }
 
 fn normalize(host: &str) -> String {
@@ -493,11 +561,11 @@ fn context(
     id: RequestId,
     ct: CancellationToken,
     peer: Peer<RoleServer>,
-    parts: &hyper::http::request::Parts,
+    parts: Parts,
 ) -> RequestContext<RoleServer> {
     let mut context = RequestContext::new(id, peer);
     context.ct = ct;
-    context.extensions.insert(parts.clone());
+    context.extensions.insert(parts);
     context
 }
 
@@ -522,8 +590,10 @@ fn status_of(code: ErrorCode) -> hyper::StatusCode {
 }
 
 fn json_response(status: hyper::StatusCode, message: &ServerJsonRpcMessage) -> Response {
-    match serde_json::to_vec(message) {
-        Ok(body) => jsonrpc_body(status, Bytes::from(body)),
+    // Most answers fit: no regrowing on the way.
+    let mut body = Vec::with_capacity(512);
+    match serde_json::to_writer(&mut body, message) {
+        Ok(()) => jsonrpc_body(status, Bytes::from(body)),
         Err(e) => jsonrpc_body(
             hyper::StatusCode::INTERNAL_SERVER_ERROR,
             Bytes::from(format!("the answer could not be serialized: {e}")),
@@ -552,5 +622,58 @@ impl rmcp::transport::Transport<RoleServer> for Silent {
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
         std::future::ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The method-first read gives exactly what rmcp's generic read gives.
+    #[test]
+    fn method_first_parsing_reads_what_the_generic_read_does() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"progressToken":7,"x":[1,2.5,1e300,-0.0,18446744073709551615]}"#;
+        let bodies = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"a","arguments":{{"n":1.25,"big":123456789012345678,"s":"\u00e9"}},{meta}}}}}"#),
+            format!(r#"{{"params":{{{meta},"name":"a"}},"method":"tools/call","id":"x-1","jsonrpc":"2.0"}}"#),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{},"inputResponses":{"k":{"action":"accept","content":{"name":"Ada"}}},"requestState":"s"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x://y/1"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"c"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"a"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{}}}"#.to_owned(),
+            r#"{"jsonrpc":"1.0","id":9,"method":"tools/call","params":{"name":"a"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#.to_owned(),
+        ];
+        for body in &bodies {
+            let fast = parse(body.as_bytes()).map(|m| serde_json::to_value(m).unwrap());
+            let slow = serde_json::from_slice::<ClientJsonRpcMessage>(body.as_bytes())
+                .map(|m| serde_json::to_value(m).unwrap());
+            match (fast, slow) {
+                (Ok(fast), Ok(slow)) => assert_eq!(fast, slow, "{body}"),
+                (Err(_), Err(_)) => {}
+                (fast, slow) => panic!("{body}: {fast:?} vs {slow:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn authorities_split_strictly() {
+        assert_eq!(split_authority("localhost"), Some(("localhost", None)));
+        assert_eq!(split_authority("127.0.0.1:8080"), Some(("127.0.0.1", Some(8080))));
+        assert_eq!(split_authority("[::1]:80"), Some(("::1", Some(80))));
+        assert_eq!(split_authority("[::1]"), Some(("::1", None)));
+        for odd in [
+            "localhost:",
+            "localhost:x",
+            "localhost:99999",
+            "[::1",
+            "[::1]x",
+            "a:b:c",
+        ] {
+            assert_eq!(split_authority(odd), None, "{odd}");
+        }
     }
 }
