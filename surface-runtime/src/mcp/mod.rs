@@ -29,6 +29,7 @@ mod config;
 mod content;
 mod context;
 pub mod contract;
+mod direct;
 mod generation;
 mod handler;
 #[cfg(feature = "http")]
@@ -395,13 +396,16 @@ impl ServedMcp {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        // The same transport as stdio: every hostile line answered, the in-flight bound kept.
-        let running = self
-            .shared
-            .open_session()
+        // The same transport as stdio: every hostile line answered, the in-flight bound kept,
+        // the plain requests of a session answered off rmcp's loop (direct.rs).
+        let session = self.shared.open_session();
+        let ct = self.shared.closed.child_token();
+        let direct = direct::Session::new(session.handler().clone(), ct.clone());
+        let running = session
             .serve_with_ct(
-                transport::FastTransport::new(reader, writer, self.shared.settings.transport),
-                self.shared.closed.child_token(),
+                transport::FastTransport::new(reader, writer, self.shared.settings.transport)
+                    .with_direct(Box::new(direct)),
+                ct,
             )
             .await
             .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;

@@ -75,6 +75,11 @@ impl Session {
     pub(crate) fn new(handler: Handler) -> Session {
         Session { handler }
     }
+
+    /// The handler behind the front (the direct path dispatches to it, `direct.rs`).
+    pub(crate) fn handler(&self) -> &Handler {
+        &self.handler
+    }
 }
 
 impl rmcp::Service<RoleServer> for Session {

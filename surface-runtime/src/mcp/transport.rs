@@ -24,6 +24,10 @@
 //!   and `close` waits for the writer as long as it makes progress — a slow reader gets every
 //!   answer whole; only a writer stalled for [`Limits::close_stall`] is abandoned.
 //!
+//! - requests a [`Direct`] takes (the session's plain requests, `mcp/direct.rs`) are answered
+//!   off rmcp's service loop: one task per request writing its answer straight to the writer,
+//!   under the same permit, duplicate-id and cancellation rules as the loop's requests.
+//!
 //! Kept from `AsyncRwTransport`: a UTF-8 BOM and a trailing CR are stripped, empty lines
 //! skipped. This file depends on rmcp, serde, serde_json, tokio and `crate::batch` only: the
 //! benchmarks include both files as they are.
@@ -36,12 +40,14 @@ use rmcp::model::{
 };
 use rmcp::transport::Transport;
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::io;
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 /// Requests one connection may have in flight by default (received, answer not yet written).
@@ -88,6 +94,42 @@ struct Frame {
     permit: bool,
 }
 
+/// A request a [`Direct`] answers: its answer to come, and how to cancel it (rmcp's
+/// cancellation: the call's token is cancelled, and its answer is never written).
+pub(crate) struct Taken {
+    pub(crate) answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>,
+    pub(crate) cancel: Box<dyn FnOnce() + Send>,
+}
+
+/// Answers some requests itself instead of handing them to rmcp's service loop.
+pub(crate) trait Direct: Send + Sync {
+    /// Takes `request` to answer it, or hands it back for rmcp's loop.
+    #[allow(clippy::result_large_err)] // handed back by value, as rmcp's loop takes it
+    fn take(&self, request: JsonRpcRequest<ClientRequest>) -> Result<Taken, JsonRpcRequest<ClientRequest>>;
+}
+
+/// A request received and not yet answered.
+enum Slot {
+    /// In rmcp's loop; whether it is a listen stream (EOF does not wait for those).
+    Loop { listen: bool },
+    /// Answered by the [`Direct`]; its cancellation.
+    Direct(Box<dyn FnOnce() + Send>),
+}
+
+/// The requests in flight, shared with the tasks answering directly.
+#[derive(Default)]
+struct InFlight {
+    slots: Mutex<HashMap<RequestId, Slot>>,
+    /// A direct answer is done: an end of input waiting for it looks again.
+    done: Notify,
+}
+
+impl InFlight {
+    fn slots(&self) -> MutexGuard<'_, HashMap<RequestId, Slot>> {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// `receive` is cancel-safe (rmcp's loop selects on it): bytes read stay in `buf`, a parsed
 /// message waiting for its permit stays in `pending`, owed error answers stay in `owed`.
 pub(crate) struct FastTransport<R> {
@@ -100,8 +142,9 @@ pub(crate) struct FastTransport<R> {
     pending: Option<ClientJsonRpcMessage>,
     /// Error answers the transport owes, each waiting for a permit.
     owed: VecDeque<Vec<u8>>,
-    /// Requests received and not yet answered, and whether each is a listen stream.
-    in_flight: HashMap<RequestId, bool>,
+    /// Requests received and not yet answered.
+    in_flight: Arc<InFlight>,
+    direct: Option<Box<dyn Direct>>,
     max_line: usize,
     close_stall: Duration,
     tx: Option<mpsc::UnboundedSender<Frame>>,
@@ -126,7 +169,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             eof: false,
             pending: None,
             owed: VecDeque::new(),
-            in_flight: HashMap::new(),
+            in_flight: Arc::default(),
+            direct: None,
             max_line: limits.max_line,
             close_stall: limits.close_stall,
             tx: Some(tx),
@@ -139,6 +183,52 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             written,
             permits,
         }
+    }
+
+    /// Answers the requests `direct` takes off rmcp's loop.
+    #[allow(dead_code)] // the benchmarks include this file and serve rmcp alone
+    pub(crate) fn with_direct(mut self, direct: Box<dyn Direct>) -> Self {
+        self.direct = Some(direct);
+        self
+    }
+
+    /// Answers `request` on a task of its own when the direct path takes it; else hands it
+    /// back. Its permit is held already.
+    fn answer_directly(
+        &mut self,
+        request: JsonRpcRequest<ClientRequest>,
+    ) -> Option<JsonRpcRequest<ClientRequest>> {
+        let Some(direct) = &self.direct else {
+            return Some(request);
+        };
+        let id = request.id.clone();
+        let taken = match direct.take(request) {
+            Ok(taken) => taken,
+            Err(request) => return Some(request),
+        };
+        let Some(tx) = self.tx.clone() else {
+            // Closed: nothing will be written; the permit goes back.
+            self.permits.add_permits(1);
+            return None;
+        };
+        self.in_flight
+            .slots()
+            .insert(id.clone(), Slot::Direct(taken.cancel));
+        let (in_flight, permits) = (self.in_flight.clone(), self.permits.clone());
+        tokio::spawn(async move {
+            let answer = taken.answer.await;
+            // Gone from the table: cancelled, its permit already back and its answer dropped,
+            // as rmcp drops a cancelled request's.
+            if in_flight.slots().remove(&id).is_some() {
+                let sent = frame(&answer)
+                    .and_then(|bytes| tx.send(Frame { bytes, permit: true }).map_err(|_| closed()));
+                if sent.is_err() {
+                    permits.add_permits(1);
+                }
+            }
+            in_flight.done.notify_one();
+        });
+        None
     }
 }
 
@@ -634,7 +724,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             JsonRpcMessage::Error(e) => e.id.as_ref(),
             _ => None,
         };
-        let permit = id.is_some_and(|id| self.in_flight.remove(id).is_some());
+        let permit = id.is_some_and(|id| self.in_flight.slots().remove(id).is_some());
         let sent = match (frame(&item), &self.tx) {
             (Ok(bytes), Some(tx)) => tx.send(Frame { bytes, permit }).map_err(|_| closed()),
             (Ok(_), None) => Err(closed()),
@@ -657,7 +747,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             if let Some(message) = &self.pending {
                 match message {
                     JsonRpcMessage::Request(r) => {
-                        if self.in_flight.contains_key(&r.id) {
+                        if self.in_flight.slots().contains_key(&r.id) {
                             let id = serde_json::to_vec(&r.id).ok();
                             self.owed.push_back(error_answer(
                                 id.as_deref(),
@@ -668,17 +758,30 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                             continue;
                         }
                         self.permits.acquire().await.ok()?.forget();
+                        let Some(JsonRpcMessage::Request(r)) = self.pending.take() else {
+                            unreachable!("matched above")
+                        };
+                        let Some(r) = self.answer_directly(r) else {
+                            continue;
+                        };
                         let listen = matches!(r.request, ClientRequest::SubscriptionsListenRequest(_));
-                        self.in_flight.insert(r.id.clone(), listen);
+                        self.in_flight.slots().insert(r.id.clone(), Slot::Loop { listen });
+                        return Some(JsonRpcMessage::Request(r));
                     }
                     // rmcp drops the answer of a request cancelled in flight: its permit
-                    // comes back now. An unknown or answered id gives nothing back.
+                    // comes back now (a direct one's call is cancelled too). An unknown or
+                    // answered id gives nothing back.
                     JsonRpcMessage::Notification(n) => {
                         if let ClientNotification::CancelledNotification(c) = &n.notification
                             && let Some(id) = &c.params.request_id
-                            && self.in_flight.remove(id).is_some()
                         {
-                            self.permits.add_permits(1);
+                            let slot = self.in_flight.slots().remove(id);
+                            if let Some(slot) = slot {
+                                self.permits.add_permits(1);
+                                if let Slot::Direct(cancel) = slot {
+                                    cancel();
+                                }
+                            }
                         }
                     }
                     _ => {}
@@ -693,10 +796,18 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                     // The end of input: report it once every call in flight is answered, so
                     // rmcp's bounded drain never cuts one off. (An answer arriving cancels
                     // this wait in rmcp's select; the next `receive` looks again.)
-                    if self.in_flight.values().any(|listen| !listen) {
-                        std::future::pending::<()>().await;
+                    loop {
+                        let waiting = self
+                            .in_flight
+                            .slots()
+                            .values()
+                            .any(|slot| !matches!(slot, Slot::Loop { listen: true }));
+                        if !waiting {
+                            return None;
+                        }
+                        // A direct answer done wakes this; an answer from rmcp's loop cancels it.
+                        self.in_flight.done.notified().await;
                     }
-                    return None;
                 }
             }
         }
