@@ -975,31 +975,35 @@ async fn worker(addr: SocketAddr, tool: &str, args: &Value, calls: usize) -> (Ve
         );
         let started = Instant::now();
         stream.get_mut().write_all(request.as_bytes()).await.unwrap();
-        // The head, then a chunked SSE body that ends after the answer.
+        // The head, then a chunked SSE body that ends after the answer, or a JSON answer of
+        // a stated length (plain calls answered without rmcp's streams).
         let mut line = String::new();
-        let mut chunked = false;
+        let (mut chunked, mut length) = (false, None);
         loop {
             line.clear();
             stream.read_line(&mut line).await.unwrap();
             if line == "\r\n" {
                 break;
             }
-            chunked |= line
-                .to_ascii_lowercase()
-                .starts_with("transfer-encoding: chunked");
+            let lower = line.to_ascii_lowercase();
+            chunked |= lower.starts_with("transfer-encoding: chunked");
+            if let Some(n) = lower.strip_prefix("content-length:") {
+                length = n.trim().parse::<usize>().ok();
+            }
         }
-        assert!(chunked, "an SSE answer");
         let mut answer = Vec::new();
-        loop {
+        if !chunked {
+            answer.resize(length.expect("a chunked or a sized answer"), 0);
+            stream.read_exact(&mut answer).await.unwrap();
+        }
+        while chunked {
             line.clear();
             stream.read_line(&mut line).await.unwrap();
             let size = usize::from_str_radix(line.trim(), 16).unwrap();
             let mut chunk = vec![0; size + 2];
             stream.read_exact(&mut chunk).await.unwrap();
             answer.extend_from_slice(&chunk[..size]);
-            if size == 0 {
-                break;
-            }
+            chunked = size != 0;
         }
         latencies.push(started.elapsed());
         let answer = String::from_utf8_lossy(&answer);
