@@ -397,9 +397,15 @@ impl Session {
 
     /// Opens the session's standalone SSE stream: the connection, its `GET` sent.
     async fn standalone(&self) -> tokio::net::TcpStream {
+        self.standalone_after(None).await
+    }
+
+    /// [`standalone`](Self::standalone), resuming after `last` when given (`Last-Event-ID`).
+    async fn standalone_after(&self, last: Option<&str>) -> tokio::net::TcpStream {
         let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        let resume = last.map_or(String::new(), |id| format!("Last-Event-ID: {id}\r\n"));
         let head = format!(
-            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n",
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\n{resume}\r\n",
             self.addr, self.id
         );
         stream.write_all(head.as_bytes()).await.unwrap();
@@ -766,16 +772,17 @@ impl Session {
         }
     }
 
-    /// Opens the standalone stream: each `updated` event (id, message) as it arrives; abort
-    /// the task to drop the connection.
-    async fn live_events(
+    /// Opens the standalone stream (resuming after `last` when given): each event with an id
+    /// and a message as it arrives; abort the task to drop the connection.
+    async fn events(
         &self,
+        last: Option<&str>,
     ) -> (
         tokio::sync::mpsc::UnboundedReceiver<Event>,
         tokio::task::JoinHandle<()>,
     ) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let stream = self.standalone().await;
+        let stream = self.standalone_after(last).await;
         let task = tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stream).lines();
             let mut raw = String::new();
@@ -783,7 +790,7 @@ impl Session {
                 raw.push_str(&line);
                 raw.push('\n');
                 if line.trim_end_matches('\r').is_empty() {
-                    for event in updated(&sse_events(&raw)) {
+                    for event in sse_events(&raw) {
                         if tx.send(event).is_err() {
                             return;
                         }
@@ -795,24 +802,29 @@ impl Session {
         (rx, task)
     }
 
-    /// `GET` with `Last-Event-ID: last`: the whole replay (a finite stream), within 10 s.
-    async fn resume(&self, last: &str) -> Vec<Event> {
-        let raw = common::raw_http::exchange(
-            self.addr,
-            "GET",
-            &[
-                ("Accept", "text/event-stream"),
-                ("Mcp-Session-Id", &self.id),
-                ("MCP-Protocol-Version", "2025-11-25"),
-                ("Last-Event-ID", last),
-            ],
-            "",
-            Duration::from_secs(10),
-        )
-        .await;
-        assert!(raw.starts_with("HTTP/1.1 200"), "the resume is accepted: {raw}");
-        sse_events(&raw)
+    /// `GET` with `Last-Event-ID: last`: what arrives until `want` events have (within 10 s)
+    /// and in the second after them — a resumed stream stays open for later events.
+    async fn resume(&self, last: &str, want: usize) -> Vec<Event> {
+        let (mut rx, task) = self.events(Some(last)).await;
+        let got = next_events(&mut rx, want).await;
+        task.abort();
+        got
     }
+}
+
+/// The next `want` events (each within 10 s), then whatever else comes within a second.
+async fn next_events(rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>, want: usize) -> Vec<Event> {
+    let mut got = Vec::new();
+    while got.len() < want {
+        match tokio::time::timeout(Duration::from_secs(10), rx.recv()).await {
+            Ok(Some(event)) => got.push(event),
+            _ => break,
+        }
+    }
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(1), rx.recv()).await {
+        got.push(event);
+    }
+    got
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -826,7 +838,7 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
     let (_a, a_addr) = ops_instance(&bin, &redis).await;
     let (_b, b_addr) = ops_instance(&bin, &redis).await;
     let client = Session::open(a_addr).await;
-    let (mut live, connection) = client.live_events().await;
+    let (mut live, connection) = client.events(None).await;
     client.subscribe("surface://cells/load").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     // Changes come through B; A's session hears them through the change feed. Each spawn
@@ -849,7 +861,7 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
             .unwrap();
         seen.push(event);
     }
-    assert_eq!(seen.len(), 2);
+    assert_eq!(updated(&seen).len(), 2, "{seen:?}");
     // The client's connection breaks; three more changes happen meanwhile.
     connection.abort();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -860,8 +872,13 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
     // It reconnects to B, which never saw the session, with the last id it got on A.
     let on_b = client.on(b_addr);
     let last = seen.last().unwrap().0.clone();
-    let missed = updated(&on_b.resume(&last).await);
-    assert_eq!(missed.len(), 3, "exactly the three updates it missed: {missed:?}");
+    let (mut resumed, connection) = on_b.events(Some(&last)).await;
+    let missed = next_events(&mut resumed, 3).await;
+    assert_eq!(
+        updated(&missed).len(),
+        3,
+        "exactly the three updates it missed: {missed:?}"
+    );
     for (id, message) in &missed {
         assert_eq!(message["params"]["uri"], "surface://cells/load");
         assert!(seen.iter().all(|(s, _)| s != id), "{id} was not delivered before");
@@ -869,17 +886,24 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
     let mut ids: Vec<&String> = missed.iter().map(|(id, _)| id).collect();
     ids.dedup();
     assert_eq!(ids.len(), 3, "each once");
-    // Resuming after the last replayed event: nothing more, on either instance.
+    // The resumed stream stays open: what A's session hears later (it is still subscribed
+    // there) reaches the client through B, once.
+    spawn("six").await;
+    let later = next_events(&mut resumed, 1).await;
+    assert_eq!(updated(&later).len(), 1, "the next update, once: {later:?}");
+    connection.abort();
+    let missed: Vec<Event> = missed.into_iter().chain(later).collect();
+    // Resuming after the last event: nothing more, on either instance.
     let after = &missed.last().unwrap().0;
-    assert_eq!(updated(&on_b.resume(after).await), Vec::<Event>::new());
-    assert_eq!(updated(&client.resume(after).await), Vec::<Event>::new());
+    assert_eq!(on_b.resume(after, 0).await, Vec::<Event>::new());
+    assert_eq!(client.resume(after, 0).await, Vec::<Event>::new());
     // From the stream's start (rmcp primes it with id 0): every update once, in order, with
     // the ids each was first sent under — none lost, none duplicated.
-    let all = updated(&on_b.resume("0").await);
+    let all = on_b.resume("0", 6).await;
     let expected: Vec<Event> = seen.iter().chain(&missed).cloned().collect();
     assert_eq!(all, expected);
     // B serves the restored session's requests too.
-    assert_eq!(on_b.read("surface://cells/load").await["procs"], 7);
+    assert_eq!(on_b.read("surface://cells/load").await["procs"], 8);
     // A call's response stream resumes on the instance that served it (it is kept there, not
     // written to Redis on every call); elsewhere the resume is an empty stream.
     let call = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
@@ -893,9 +917,9 @@ async fn a_legacy_session_resumes_on_another_instance_with_exactly_the_events_it
         .find_map(|l| l.strip_prefix("id: "))
         .filter(|id| id != answer_id)
         .unwrap_or_else(|| panic!("a priming id before the answer: {raw}"));
-    let resumed = on_b.resume(priming).await;
+    let resumed = on_b.resume(priming, 1).await;
     assert_eq!(resumed, vec![(answer_id.clone(), answer.clone())]);
-    assert_eq!(client.resume(priming).await, Vec::<Event>::new());
+    assert_eq!(client.resume(priming, 0).await, Vec::<Event>::new());
 }
 
 /// An in-process instance serving `options` over HTTP with its sessions in the store.

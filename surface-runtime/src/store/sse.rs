@@ -10,7 +10,10 @@
 //!
 //! What goes to Redis is each session's standalone (`GET`) stream, where its notifications
 //! travel: a Redis stream trimmed to [`SSE_HISTORY`] events that expires [`SSE_TTL`] after its
-//! last event. A `POST`'s response stream stays in this instance's memory, as rmcp keeps it
+//! last event. A resumed standalone stream replays what the client missed and then follows the
+//! Redis stream (polled, every 100 ms after an event and at most every second when quiet), so
+//! it also carries what the session hears on the instance it left, where it may still be
+//! subscribed. A `POST`'s response stream stays in this instance's memory, as rmcp keeps it
 //! without a store (at most [`LOCAL_HISTORY`] events a stream, [`LOCAL_STREAMS`] streams, each
 //! dropped [`LOCAL_TTL`] after its last event): persisting it would cost every call two more
 //! Redis writes (a tenfold drop in calls/s in `bench/scaleout`, each write being fsynced) and a
@@ -26,7 +29,7 @@
 
 use super::{Inner, OP_TIMEOUT};
 use crate::sync::lock;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::RestoreOutcome;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -270,10 +273,11 @@ impl EventStore for RedisEvents {
         }
     }
 
-    /// The stream's events after `last_event_id`, as stored (at most [`SSE_HISTORY`]): a
-    /// finite replay, after which the client reconnects with the last id it got (rmcp's
-    /// reconnect-and-poll). Events trimmed meanwhile are gone; an id that was never stored
-    /// replays nothing.
+    /// A session's common stream: its events after `last_event_id` as stored (at most
+    /// [`SSE_HISTORY`]), then every event appended later by any instance, for as long as the
+    /// client stays (a finite replay would leave a client reconnecting every few seconds, rmcp's
+    /// reconnect-and-poll). A `POST`'s response stream: its events kept here, a finite replay.
+    /// Events trimmed meanwhile are gone; an id that was never stored replays nothing.
     async fn replay_events_after(&self, last_event_id: &str) -> Result<EventStream, EventStoreError> {
         let (stream, entry) = match place(last_event_id) {
             Some(Place::Stored(stream, entry)) => (stream, entry),
@@ -288,9 +292,67 @@ impl EventStore for RedisEvents {
             }
             None => return Err(format!("{last_event_id:?} names no stored SSE event").into()),
         };
-        let stream = stream.to_owned();
+        let tail = Tail {
+            store: self.store.clone(),
+            key: self.key(stream),
+            stream: stream.to_owned(),
+            last: entry.to_owned(),
+        };
+        let (missed, tail) = tail.next().await?;
+        // Then the events appended from now on, by any instance, for as long as the client
+        // stays: the session may still be subscribed on the instance it left, and its
+        // notifications keep arriving in Redis only.
+        // A task of the store's follows Redis and hands events over a small channel; it ends
+        // when the client's response (the receiver) is gone.
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        self.store.handle.spawn(async move {
+            let (mut tail, mut pause) = (tail, Duration::ZERO);
+            loop {
+                pause = (pause * 2).clamp(TAIL_MIN, TAIL_MAX);
+                tokio::select! {
+                    _ = tx.closed() => return,
+                    _ = tokio::time::sleep(pause) => {}
+                }
+                // A store fault only delays the tail: the client is still connected.
+                let Ok((events, moved)) = tail.clone().next().await else {
+                    continue;
+                };
+                tail = moved;
+                if !events.is_empty() {
+                    pause = Duration::ZERO;
+                }
+                for event in events {
+                    if tx.send(event).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let later = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
+        Ok(Box::pin(futures::stream::iter(missed).chain(later)))
+    }
+}
+
+/// How often a resumed stream looks for new events in Redis: at first, and after each event.
+const TAIL_MIN: Duration = Duration::from_millis(100);
+/// How often, at most, once it has been quiet a while (doubling from [`TAIL_MIN`]).
+const TAIL_MAX: Duration = Duration::from_secs(1);
+
+/// Where a resumed common stream is in Redis.
+#[derive(Clone)]
+struct Tail {
+    store: Arc<Inner>,
+    key: String,
+    stream: String,
+    /// The last entry delivered.
+    last: String,
+}
+
+impl Tail {
+    /// The stored events after `last` (at most [`SSE_HISTORY`]), and the tail moved past them.
+    async fn next(mut self) -> Result<(Vec<ServerSseMessage>, Tail), String> {
         let mut con = self.store.con();
-        let (key, from) = (self.key(&stream), format!("({entry}"));
+        let (key, from) = (self.key.clone(), format!("({}", self.last));
         let entries: Vec<(String, Vec<(String, String)>)> = on_store(&self.store, async move {
             redis::cmd("XRANGE")
                 .arg(&key)
@@ -302,15 +364,18 @@ impl EventStore for RedisEvents {
                 .await
         })
         .await?;
-        let events: Vec<ServerSseMessage> = entries
+        if let Some((id, _)) = entries.last() {
+            self.last = id.clone();
+        }
+        let events = entries
             .into_iter()
             .filter_map(|(id, fields)| {
                 let (_, body) = fields.into_iter().find(|(f, _)| f == "e")?;
                 let stored: Stored = serde_json::from_str(&body).ok()?;
-                Some(stored.into_event(format!("{stream}{SEP}{id}")))
+                Some(stored.into_event(format!("{}{SEP}{id}", self.stream)))
             })
             .collect();
-        Ok(Box::pin(futures::stream::iter(events)))
+        Ok((events, self))
     }
 }
 
