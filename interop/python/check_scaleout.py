@@ -11,6 +11,11 @@ initialize → 2025-11-25 and `resources/subscribe`):
     Redis restarted: the instances reconnect by themselves, B's subscriber hears an `updated`
     (re-read: changes may have been missed), and calls succeed again.
 
+Then failover (legacy: sessions are what moves): a client whose HTTP goes through a router
+(an httpx transport that sends every request to A, later to B) keeps its session when A is
+killed and the router points at B — B restores the session from Redis, serves its calls, and
+the SDK's standalone stream, reconnecting with Last-Event-ID, resumes on B.
+
 Prints one PASS/FAIL line per check (a NOTE saying it skipped when redis-server is not
 installed); the exit code is 1 if any failed.
 
@@ -31,8 +36,10 @@ import time
 import warnings
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from report import Checks, text_of
 
 warnings.simplefilter("ignore")  # resources/subscribe is deprecated at 2026-07-28; legacy is tested on purpose
@@ -208,6 +215,64 @@ async def checks(mode: str, on_a: Client, on_b: Client, heard: Heard, redis: Red
     check(f"{mode} a write acknowledged before the restart is still there", before.get("name") == "through-a", before)
 
 
+class Router(httpx2.AsyncBaseTransport):
+    """A load balancer in the client: every request goes to the instance on `port`."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.url = request.url.copy_with(port=self.port)
+        request.headers["host"] = f"127.0.0.1:{self.port}"
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def failover() -> None:
+    redis = Redis()
+    procs = []
+    try:
+        a_proc, a_url = instance(redis)
+        b_proc, b_url = instance(redis)
+        procs = [a_proc, b_proc]
+        router = Router(int(re.search(r":(\d+)/", a_url).group(1)))
+        heard = Heard()
+        with anyio.fail_after(90):
+            async with (
+                httpx2.AsyncClient(transport=router, timeout=httpx2.Timeout(30, read=300)) as http,
+                Client(streamable_http_client(a_url, http_client=http), mode="legacy",
+                       message_handler=heard.on_message, read_timeout_seconds=30) as client,
+                Client(b_url, mode="legacy", read_timeout_seconds=30) as other,
+            ):
+                await client.subscribe_resource(LOAD)
+                await anyio.sleep(0.5)  # the SDK's standalone stream attaches
+                await other.call_tool("proc_spawn", {"name": "before"})
+                check("failover the client hears, through A, a spawn made through B", await heard.wait_for(LOAD, 10), heard.uris)
+
+                router.port = int(re.search(r":(\d+)/", b_url).group(1))
+                a_proc.kill()
+                a_proc.wait(timeout=10)
+                heard.uris.clear()
+                after = await client.call_tool("proc_spawn", {"name": "after"})
+                check("failover with A killed, B serves the same session's calls (restored from Redis)",
+                      not after.is_error and "pid" in (after.structured_content or {}), after)
+                # Subscriptions lived in A's memory: the client subscribes again, now on B.
+                await client.subscribe_resource(LOAD)
+                await other.call_tool("proc_spawn", {"name": "later"})
+                check("failover the SDK's stream, resumed on B with Last-Event-ID, carries B's notification",
+                      await heard.wait_for(LOAD, 15), heard.uris)
+                load = json.loads((await client.read_resource(LOAD)).contents[0].text)
+                check("failover nothing acknowledged through A is lost", load["procs"] == 5, load)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(timeout=10)
+        redis.close()
+
+
 async def main() -> int:
     if shutil.which("redis-server") is None:
         print("NOTE scaleout skipped: redis-server is not installed (apt-get install redis-server)")
@@ -217,6 +282,10 @@ async def main() -> int:
             await scenario(mode)
         except Exception as e:  # noqa: BLE001 - a crash is one more failure, reported with its cause
             check(f"{mode} scenario ran to the end", False, repr(e))
+    try:
+        await failover()
+    except Exception as e:  # noqa: BLE001 - a crash is one more failure, reported with its cause
+        check("failover scenario ran to the end", False, repr(e))
     return check.summary()
 
 
