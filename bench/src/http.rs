@@ -1,9 +1,9 @@
 //! A small MCP-over-Streamable-HTTP client for the HTTP load generators: one HTTP/1.1
 //! keep-alive connection per simulated client (hyper's connection-level client, so nothing is
 //! pooled or shared behind the harness's back), legacy sessions (`initialize`, then
-//! `Mcp-Session-Id` on every request, answers as SSE in the `POST`'s response, notifications on
-//! the standalone `GET` stream) and stateless 2026-07-28 requests (`MCP-Protocol-Version`,
-//! `Mcp-Method`, `Mcp-Name` headers and the per-request `_meta`).
+//! `Mcp-Session-Id` on every request, answers in the `POST`'s response as SSE or JSON,
+//! notifications on the standalone `GET` stream) and stateless 2026-07-28 requests
+//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` headers and the per-request `_meta`).
 //!
 //! Also: spawning a server under test on a free port, waiting for it, and reading its memory.
 

@@ -13,8 +13,9 @@
 //! ```
 //!
 //! Modes: `legacy` (every client opens a session with `initialize`, then sends
-//! `Mcp-Session-Id`; the answer comes as SSE in the `POST`'s response) for every server, and
-//! `stateless` (2026-07-28 requests, no session) for the servers named by `--stateless`.
+//! `Mcp-Session-Id`; the answer comes in the `POST`'s response, as SSE or as JSON, as the server
+//! chooses) for every server, and `stateless` (2026-07-28 requests, no session) for the servers
+//! named by `--stateless`.
 //! The server runs pinned to CPU 0 and this generator to CPU 1 (`--no-pin` to not), so the
 //! figures are the server's work on one core, not the two fighting over both.
 //!
