@@ -297,10 +297,13 @@ pub fn decode_line(line: &[u8]) -> Decoded {
     if line.trim_ascii().is_empty() {
         return Decoded::Ignore;
     }
-    if tools_call(line)
-        && let Ok(r) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line)
-    {
-        return Decoded::Message(JsonRpcMessage::request(ClientRequest::from(r.request), r.id));
+    if tools_call(line) {
+        if let Ok(call) = serde_json::from_slice::<ToolsCall>(line) {
+            return Decoded::Message(call.into_message());
+        }
+        if let Ok(r) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line) {
+            return Decoded::Message(JsonRpcMessage::request(ClientRequest::from(r.request), r.id));
+        }
     }
     let parsed = serde_json::from_slice::<ClientJsonRpcMessage>(line);
     if let Ok(m) = &parsed
@@ -344,6 +347,54 @@ pub fn decode_line(line: &[u8]) -> Decoded {
             INVALID_REQUEST,
             "Invalid request: not a JSON-RPC message",
         )),
+    }
+}
+
+/// A `tools/call` line read as rmcp reads `JsonRpcRequest<CallToolRequest>` (unknown keys
+/// ignored, `params._meta` into the request's extensions, not into `params.meta`), but in one
+/// pass: rmcp's derive buffers the line twice (two `#[serde(flatten)]`s), which was a third
+/// of the cost of a call. A line this does not read goes to rmcp's own derive.
+#[derive(serde::Deserialize)]
+struct ToolsCall {
+    #[allow(dead_code)] // read to check it is "2.0", as rmcp's derive does
+    jsonrpc: rmcp::model::JsonRpcVersion2_0,
+    id: RequestId,
+    #[allow(dead_code)] // read to check it is "tools/call"
+    method: rmcp::model::CallToolRequestMethod,
+    params: ToolsCallParams,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsCallParams {
+    #[serde(rename = "_meta")]
+    meta: Option<rmcp::model::JsonObject>,
+    name: std::borrow::Cow<'static, str>,
+    arguments: Option<rmcp::model::JsonObject>,
+    input_responses: Option<rmcp::model::InputResponses>,
+    request_state: Option<String>,
+}
+
+impl ToolsCall {
+    fn into_message(self) -> ClientJsonRpcMessage {
+        let ToolsCallParams {
+            meta,
+            name,
+            arguments,
+            input_responses,
+            request_state,
+        } = self.params;
+        let mut params = rmcp::model::CallToolRequestParams::new(name);
+        params.arguments = arguments;
+        params.input_responses = input_responses;
+        params.request_state = request_state;
+        let mut request = CallToolRequest::new(params);
+        if let Some(meta) = meta {
+            request
+                .extensions
+                .insert(rmcp::model::RequestMetaObject::from(meta));
+        }
+        JsonRpcMessage::request(ClientRequest::from(request), self.id)
     }
 }
 
@@ -872,6 +923,48 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(text)
             );
+        }
+    }
+
+    #[test]
+    fn a_tools_call_reads_as_rmcps_own_derive_reads_it() {
+        let lines: [&[u8]; 6] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            br#"{"id":"a","method":"tools/call","jsonrpc":"2.0","params":{"name":"t","arguments":{"x":[1,{"y":null}]},"_meta":{"progressToken":7,"k":"v"}}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":null,"extra":1},"extra":{"z":1}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","inputResponses":{"k":{"action":"cancel"}},"requestState":"s"}}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{},"name":"\u00e9"}}"#,
+            br#"{"jsonrpc":"2.0","id":-5,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+        ];
+        for line in lines {
+            let fast = serde_json::from_slice::<ToolsCall>(line)
+                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(line)))
+                .into_message();
+            let theirs = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line).unwrap();
+            let theirs: ClientJsonRpcMessage =
+                JsonRpcMessage::request(ClientRequest::from(theirs.request), theirs.id);
+            let (JsonRpcMessage::Request(a), JsonRpcMessage::Request(b)) = (&fast, &theirs) else {
+                panic!("not requests")
+            };
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&theirs).unwrap()
+            );
+            use rmcp::model::GetMeta;
+            assert_eq!(a.request.get_meta(), b.request.get_meta());
+            let (ClientRequest::CallToolRequest(a), ClientRequest::CallToolRequest(b)) =
+                (&a.request, &b.request)
+            else {
+                panic!("not tools/call")
+            };
+            assert_eq!(a.params, b.params);
+        }
+        // What it does not read, rmcp's derive does (or refuses) as before.
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#[..],
+            br#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+        ] {
+            assert!(serde_json::from_slice::<ToolsCall>(line).is_err());
         }
     }
 
