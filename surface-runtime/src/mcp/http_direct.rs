@@ -108,6 +108,9 @@ pub(crate) struct Direct {
     /// handler's context needs one, and rmcp makes them only in its service loop.
     quiet: Peer<RoleServer>,
     _quiet_loop: RunningService<RoleServer, Session>,
+    /// The handler of every stateless request: a plain request reads nothing of its session's
+    /// state (its log level and capabilities come from its own `_meta`), so one serves all.
+    stateless: Handler,
 }
 
 /// What one `POST` turned out to be, for the caller.
@@ -146,11 +149,17 @@ impl Direct {
                 })
             })
             .collect();
-        let quiet_loop =
-            rmcp::service::serve_directly_with_ct(shared.open_session(), Silent, None, stop.child_token());
+        let stateless = shared.open_handler();
+        let quiet_loop = rmcp::service::serve_directly_with_ct(
+            Session::new(stateless.clone()),
+            Silent,
+            None,
+            stop.child_token(),
+        );
         Direct {
             quiet: quiet_loop.peer().clone(),
             _quiet_loop: quiet_loop,
+            stateless,
             shared,
             manager,
             hosts,
@@ -328,12 +337,13 @@ impl Direct {
     /// A 2026-07-28 request: the handler's answer as `application/json`, with the HTTP status
     /// rmcp gives the same answer.
     async fn stateless(&self, parts: Parts, request: JsonRpcRequest<ClientRequest>) -> Response {
-        let handler = Handler::new(self.shared.clone(), Arc::new(SessionState::default()));
+        let handler = self.stateless.clone();
         let ct = self.stop.child_token();
         // A client that goes away cancels its call, as rmcp's stateless path does.
         let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
-        let context = context(request.id, ct, self.quiet.clone(), parts);
+        let context = context(request.id, ct, self.quiet.clone());
+        drop(parts);
         let mut inner = request.request;
         let context = take_meta(&mut inner, context);
         let answer = rmcp::Service::handle_request(&Session::new(handler), inner, context).await;
@@ -379,7 +389,8 @@ impl Direct {
             in_flight.insert(request_id.clone(), ct.clone());
         }
         let handler = Handler::new(self.shared.clone(), state);
-        let context = context(request.id, ct.child_token(), peer, parts);
+        let context = context(request.id, ct.child_token(), peer);
+        drop(parts);
         let mut inner = request.request;
         let context = take_meta(&mut inner, context);
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
@@ -556,16 +567,12 @@ fn normalize(host: &str) -> String {
     host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
 }
 
-/// The handler's context, as rmcp's loop builds it: the HTTP parts in its extensions.
-fn context(
-    id: RequestId,
-    ct: CancellationToken,
-    peer: Peer<RoleServer>,
-    parts: Parts,
-) -> RequestContext<RoleServer> {
+/// The handler's context, as rmcp's loop builds it, but for the HTTP parts rmcp's loop puts in
+/// its extensions: nothing of surface's reads them (a `ToolContext` does not reach the request
+/// context), and they cost an allocation to put there and another to drop.
+fn context(id: RequestId, ct: CancellationToken, peer: Peer<RoleServer>) -> RequestContext<RoleServer> {
     let mut context = RequestContext::new(id, peer);
     context.ct = ct;
-    context.extensions.insert(parts);
     context
 }
 
