@@ -25,7 +25,8 @@
 //!   rmcp, which answers the mismatch);
 //! - stateless: the request's `_meta` carries every key 2026-07-28 requires, for exactly that
 //!   version, and there is no `Mcp-Session-Id`;
-//! - legacy session: the session is one this server opened and rmcp still holds, its client
+//! - legacy session: the session is one this server opened and rmcp still holds (never one
+//!   shared through a Redis store, whose events rmcp persists for other instances), its client
 //!   sent `notifications/initialized`, and it declared none of `elicitation`, `sampling` or
 //!   `roots` — a call in such a session can never send the client a request (the asks fail
 //!   `Unsupported` without a message), and its log messages go to the standalone `GET` stream
