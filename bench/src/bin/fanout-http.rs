@@ -71,6 +71,8 @@ fn serve(uris: u32) {
                     uris.parse().unwrap(),
                 );
                 let mut busy = Duration::ZERO;
+                let mut cpu = 0u128;
+                let mut each = Vec::new();
                 let first = now_ns();
                 let mut last = first;
                 let mut n = 0u32;
@@ -78,22 +80,42 @@ fn serve(uris: u32) {
                     if b > 0 {
                         std::thread::sleep(Duration::from_millis(pause));
                     }
-                    let t = Instant::now();
+                    let (t, c) = (Instant::now(), thread_cpu_ns());
                     for _ in 0..per {
                         let pid = FIRST_ID + n % uris;
                         ops.processes.upsert(pid, process(pid, n));
                         n += 1;
                     }
-                    busy += t.elapsed();
+                    let took = t.elapsed();
+                    cpu += thread_cpu_ns() - c;
+                    busy += took;
+                    each.push(took.as_nanos());
                     last = now_ns();
                 }
-                println!("wrote {} {first} {last}", busy.as_nanos());
+                each.sort_unstable();
+                println!(
+                    "wrote {} {first} {last} {cpu} {}",
+                    busy.as_nanos(),
+                    each[each.len() / 2]
+                );
             }
             ["rss"] => println!("{}", rss_kib()),
             _ => println!("?"),
         }
         std::io::stdout().flush().unwrap();
     }
+}
+
+/// CPU time of the calling thread: the writer's own work, without the time the scheduler gave
+/// its CPU to other threads (the runtime's workers delivering notifications, the client).
+fn thread_cpu_ns() -> u128 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
 }
 
 fn process(pid: u32, n: u32) -> Process {
@@ -110,6 +132,10 @@ struct Child {
     output: std::io::BufReader<std::process::ChildStdout>,
 }
 
+/// What one `write` took: busy ns, first and last write (Unix ns), the writer thread's CPU ns,
+/// the median burst's busy ns.
+type Wrote = (f64, u128, u128, f64, f64);
+
 impl Child {
     fn ask(&mut self, line: &str) -> String {
         writeln!(self.input, "{line}").unwrap();
@@ -119,8 +145,8 @@ impl Child {
         answer.trim().to_owned()
     }
 
-    /// Busy ns, first write, last write (Unix ns).
-    fn write(&mut self, bursts: u32, per: u32, pause: u64, uris: u32) -> (f64, u128, u128) {
+    /// Busy ns, first write, last write (Unix ns), the writer thread's CPU ns, the median burst's ns.
+    fn write(&mut self, bursts: u32, per: u32, pause: u64, uris: u32) -> Wrote {
         let a = self.ask(&format!("write {bursts} {per} {pause} {uris}"));
         let f: Vec<&str> = a.split_whitespace().collect();
         assert_eq!(f[0], "wrote", "{a}");
@@ -128,6 +154,8 @@ impl Child {
             f[1].parse().unwrap(),
             f[2].parse().unwrap(),
             f[3].parse().unwrap(),
+            f[4].parse().unwrap(),
+            f[5].parse().unwrap(),
         )
     }
 }
@@ -228,7 +256,7 @@ fn main() {
 
     // 1. The writer alone (twice; the second is the figure, the first warms the table).
     child.write(bursts, per, pause, uris);
-    let (alone_ns, _, _) = child.write(bursts, per, pause, uris);
+    let (alone_ns, _, _, alone_cpu, alone_mid) = child.write(bursts, per, pause, uris);
     let rss0: f64 = child.ask("rss").parse().unwrap();
 
     // 2. Sessions, subscriptions, streams.
@@ -253,7 +281,7 @@ fn main() {
     let rss1: f64 = child.ask("rss").parse().unwrap();
 
     // 3. The writes, watched. The runtime keeps reading the streams while the writer runs.
-    let (c, (watched_ns, first_ns, last_ns)) = rt.block_on(async {
+    let (c, (watched_ns, first_ns, last_ns, watched_cpu, watched_mid)) = rt.block_on(async {
         tokio::task::spawn_blocking(move || {
             let r = child.write(bursts, per, pause, uris);
             (child, r)
@@ -347,12 +375,14 @@ fn main() {
 | | writer alone | {sessions} sessions watching |\n|---|---:|---:|\n\
 | upserts/s (writer thread) | {:.0} | {:.0} |\n\
 | server RSS MiB | {:.1} | {:.1} (after the writes: {:.1}) |\n\n\
-writer slowdown with the watchers: {slowdown:.2}×; notifications: {total} ({:.1} per (session, URI); at most {most} for one, the debounce allows {allowed}); (session, URI) pairs without an `updated` after the last write: {lost}; last write → last notification: {to_last_ms:.0} ms (median over sessions of their last: {median_ms:.0} ms); setting up the subscriptions took {setup_s:.1} s; server memory per subscription (session and stream included): {:.2} KiB\n",
+writer slowdown with the watchers: {slowdown:.2}× (the median burst: {:.2}×; the writer thread's own CPU time: {:.2}×, the rest is time the scheduler gave its CPU to the runtime's workers and the client); notifications: {total} ({:.1} per (session, URI); at most {most} for one, the debounce allows {allowed}); (session, URI) pairs without an `updated` after the last write: {lost}; last write → last notification: {to_last_ms:.0} ms (median over sessions of their last: {median_ms:.0} ms); setting up the subscriptions took {setup_s:.1} s; server memory per subscription (session and stream included): {:.2} KiB\n",
         wps(alone_ns),
         wps(watched_ns),
         rss0 / 1024.0,
         rss1 / 1024.0,
         rss2 / 1024.0,
+        watched_mid / alone_mid,
+        watched_cpu / alone_cpu,
         total as f64 / subs,
         per_sub_kib,
     );
