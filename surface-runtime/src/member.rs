@@ -566,9 +566,10 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
     }
 
     fn publish(&self, change: CollectionChange<K>) {
-        if self.changes.receiver_count() > 0 {
-            let _ = self.changes.send(change);
-        }
+        // No `receiver_count()` check first: it takes the channel's lock too, so a watched
+        // upsert paid for that lock twice; `send` answers an error (ignored) when no one
+        // watches, after the one lock.
+        let _ = self.changes.send(change);
     }
 }
 
