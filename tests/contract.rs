@@ -194,3 +194,39 @@ fn the_command_writes_then_checks_and_fails_on_a_break() {
     assert!(!ok && usage.starts_with("usage: contract check|write"), "{usage}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A file that is JSON but not a manifest (`null`, `[]`, `5`, `"str"`, `{}`, a section that is
+/// not an object) fails the gate with one sentence naming the file, as a missing or truncated
+/// one does: it must not pass as a face with nothing to break.
+#[test]
+fn a_file_that_is_not_a_manifest_fails_the_gate() {
+    let dir = std::env::temp_dir().join(format!("surface-contract-corrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("face.json");
+    for (text, why) in [
+        ("null", "the manifest is null, not an object"),
+        ("[]", "the manifest is an array, not an object"),
+        ("5", "the manifest is a number, not an object"),
+        ("\"str\"", "the manifest is a string, not an object"),
+        ("{}", "the manifest has no `tools` object"),
+        (
+            r#"{"format":"surface-contract/1","tools":{},"resources":[],"templates":{}}"#,
+            "the manifest's `resources` is an array, not an object",
+        ),
+        ("{\"tools\":", "the manifest is not JSON"),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let (ok, out) = contract::command(&served(), ["check".to_owned()], &path);
+        assert!(!ok, "{text} passed: {out}");
+        assert!(
+            out.starts_with(&format!("surface-contract: {}: {why}", path.display())),
+            "{text}: {out}"
+        );
+        assert_eq!(out.lines().count(), 1, "one sentence: {out}");
+        assert!(matches!(
+            contract::check(&served(), &path),
+            Err(ContractError::Manifest(_))
+        ));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -51,13 +51,10 @@ pub async fn connect(served: &ServedMcp, era: Era) -> Client {
     Client { era, service }
 }
 
-/// Connects `handler` as a client in `era` to `served` over an in-process duplex.
-pub async fn connect_with<H: ClientHandler>(
-    served: &ServedMcp,
-    era: Era,
-    handler: H,
-) -> RunningService<RoleClient, H> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+/// The client's end of an in-process pipe (`capacity` bytes each way) that `served` serves
+/// as it serves stdio.
+pub fn pipe(served: &ServedMcp, capacity: usize) -> tokio::io::DuplexStream {
+    let (server_io, client_io) = tokio::io::duplex(capacity);
     let served = served.clone();
     tokio::spawn(async move {
         let (r, w) = tokio::io::split(server_io);
@@ -65,6 +62,16 @@ pub async fn connect_with<H: ClientHandler>(
             let _ = connection.waiting().await;
         }
     });
+    client_io
+}
+
+/// Connects `handler` as a client in `era` to `served` over an in-process duplex.
+pub async fn connect_with<H: ClientHandler>(
+    served: &ServedMcp,
+    era: Era,
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    let client_io = pipe(served, 1 << 20);
     match era {
         Era::Legacy => handler.serve(client_io).await.expect("legacy client connects"),
         Era::Modern => handler

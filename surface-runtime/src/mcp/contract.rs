@@ -113,6 +113,18 @@ impl fmt::Display for ContractError {
 
 impl std::error::Error for ContractError {}
 
+/// What a JSON value is, for a sentence.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Moves `key` out of a listed entry: the map key of the manifest.
 fn keyed(items: impl IntoIterator<Item = Value>, key: &str) -> BTreeMap<String, Value> {
     items
@@ -155,9 +167,18 @@ impl Manifest {
         text
     }
 
-    /// Parses a manifest file's text.
+    /// Parses a manifest file's text: a JSON object with the `tools`, `resources` and
+    /// `templates` objects [`Manifest::to_json`] writes (and `format`, if present, this one).
+    /// Anything else (`null`, `[]`, `{}`, a number) is refused with a sentence: an empty or
+    /// corrupt file must not pass the gate as a face with nothing to break.
     pub fn from_json(text: &str) -> Result<Manifest, String> {
         let root: Value = serde_json::from_str(text).map_err(|e| format!("the manifest is not JSON: {e}"))?;
+        let Value::Object(root) = root else {
+            return Err(format!(
+                "the manifest is {}, not an object with `tools`, `resources` and `templates` (write one with `write`)",
+                kind(&root)
+            ));
+        };
         if let Some(format) = root.get("format")
             && format != FORMAT
         {
@@ -167,9 +188,14 @@ impl Manifest {
         }
         let section = |name: &str| -> Result<BTreeMap<String, Value>, String> {
             match root.get(name) {
-                None => Ok(BTreeMap::new()),
+                None => Err(format!(
+                    "the manifest has no `{name}` object: it is not a manifest `write` wrote"
+                )),
                 Some(Value::Object(m)) => Ok(m.clone().into_iter().collect()),
-                Some(_) => Err(format!("the manifest's `{name}` is not an object")),
+                Some(other) => Err(format!(
+                    "the manifest's `{name}` is {}, not an object",
+                    kind(other)
+                )),
             }
         };
         Ok(Manifest {

@@ -138,8 +138,12 @@ impl ServerHandler for Handler {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed it (a request carries its level in `_meta`).
+        if super::requests::modern(&context) {
+            return Err(super::requests::removed("logging/setLevel"));
+        }
         self.state.log.set(request.level);
         Ok(())
     }

@@ -201,13 +201,9 @@ pub(crate) fn custom(
 ) -> Result<CustomResult, ErrorData> {
     // Removed at 2026-07-28: a request of that era naming them is "not found" (HTTP 404),
     // whatever its params.
-    const REMOVED_IN_2026: &[&str] = &["resources/subscribe", "resources/unsubscribe"];
-    let modern = context
-        .meta
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    if modern && REMOVED_IN_2026.contains(&request.method.as_str()) {
-        return Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None));
+    const REMOVED_IN_2026: &[&str] = &["resources/subscribe", "resources/unsubscribe", "logging/setLevel"];
+    if modern(context) && REMOVED_IN_2026.contains(&request.method.as_str()) {
+        return Err(removed(request.method));
     }
     // A known method whose params did not parse lands here too: say so, not "not found".
     const KNOWN: &[&str] = &[
@@ -219,6 +215,10 @@ pub(crate) fn custom(
         "resources/subscribe",
         "resources/unsubscribe",
         "subscriptions/listen",
+        "prompts/get",
+        "prompts/list",
+        "completion/complete",
+        "logging/setLevel",
     ];
     if KNOWN.contains(&request.method.as_str()) {
         return Err(ErrorData::invalid_params(
@@ -227,4 +227,17 @@ pub(crate) fn custom(
         ));
     }
     Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None))
+}
+
+/// Whether `context`'s request is of the 2026-07-28 era: its own `_meta` says so, or the
+/// session was opened in it.
+pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The answer to a method the request's era does not have (as rmcp answers `ping` there).
+pub(crate) fn removed(method: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
+    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None)
 }
