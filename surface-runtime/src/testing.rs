@@ -15,7 +15,7 @@
 //! - [`TestClient::check_profile`] fails when a tool's input cannot be expressed in a schema
 //!   profile, naming the tool and the field
 //!
-//! Enable it in your dev-dependencies: `surface = { version = "…", features = ["testing"] }`.
+//! Enable it in your dev-dependencies: `mcp-surface = { version = "…", features = ["testing"] }`.
 //! A user's test (this example runs as a doc test of the `surface` crate, whose macros it needs):
 //!
 //! ```ignore

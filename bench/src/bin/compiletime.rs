@@ -178,7 +178,7 @@ fn generate(c: &Config) -> Vec<(String, &'static str, usize)> {
             let name = format!("gen-{front}-{n}");
             let deps = match front {
                 "surface" => format!(
-                    "surface = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\n",
+                    "mcp-surface = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\n",
                     c.surface.display().to_string()
                 ),
                 _ => "rmcp = { version = \"3.11\", default-features = false, features = [\"server\", \"macros\"] }\nserde = { version = \"1\", features = [\"derive\"] }\nschemars = \"1\"\n".to_owned(),
