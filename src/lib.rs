@@ -48,7 +48,27 @@
 //! ## Serve
 //!
 //! [`mcp::McpServer`] composes the core, siblings and bundle-root tools into one generation
-//! and serves it on stdio, any reader/writer pair, or Streamable HTTP:
+//! and serves it on stdio, any reader/writer pair, or Streamable HTTP. One surface in this
+//! process is one expression:
+//!
+//! ```no_run
+//! # use std::convert::Infallible;
+//! # use surface::{expose, surface, Expose};
+//! # #[surface] pub struct Tiny { #[cell] pub load: u32 }
+//! # #[surface] impl Tiny { #[procedure("load.sample")] async fn sample(&self) -> Result<u32, Infallible> { Ok(self.load.get()) } }
+//! # const EXPOSE: Expose<Tiny> = expose!(Tiny { load: resource, "load.sample": tool(read_only) });
+//! use surface::mcp::McpServer;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tiny = Tiny { load: surface::Cell::new(0) };
+//! McpServer::new("tiny", "1.0.0").surface(tiny, EXPOSE).serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The long form names the core and the client factory itself — for bespoke tools
+//! (`Member::new(EXPOSE).tool(T)`), siblings, bridges to a surface served elsewhere
+//! ([`mcp::McpServer::dial`]) — and `start()` hands back the served bundle to serve on several
+//! transports, reroster or close:
 //!
 //! ```no_run
 //! # use std::convert::Infallible;
@@ -78,8 +98,7 @@
 //! ```
 //! use serde_json::json;
 //! use std::convert::Infallible;
-//! use std::sync::Arc;
-//! use surface::mcp::{BundleClient, McpServer, Member};
+//! use surface::mcp::McpServer;
 //! use surface::testing::{Era, Notice, TestClient};
 //! use surface::{expose, surface, Expose};
 //!
@@ -105,10 +124,9 @@
 //! const EXPOSE: Expose<Counter> = expose!(Counter { count: resource, "count.up": tool(mutates) });
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
-//! let counter = Arc::new(Counter { count: surface::Cell::new(0) });
+//! let counter = Counter { count: surface::Cell::new(0) };
 //! let served = McpServer::new("counter", "1.0.0")
-//!     .core(Member::new(EXPOSE))
-//!     .client(move || BundleClient::with_core(CounterClient::direct(counter.clone())))
+//!     .surface(counter, EXPOSE)
 //!     .start()
 //!     .unwrap();
 //! for era in Era::ALL {

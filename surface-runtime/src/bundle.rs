@@ -269,7 +269,6 @@ impl BundleClient {
     }
 
     /// A bundle over erased dispatches (what a face builds when it dials lazily).
-    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub(crate) fn from_dispatches(
         core: Option<Arc<dyn Dispatch>>,
         siblings: BTreeMap<String, Arc<dyn Dispatch>>,
@@ -279,6 +278,22 @@ impl BundleClient {
             siblings,
             host: None,
         }
+    }
+
+    /// A bundle whose core is `surface` itself, dispatched in-process: what
+    /// `BundleClient::with_core(S::Client::direct(surface))` builds, without naming the
+    /// surface's client type.
+    ///
+    /// ```
+    /// # use std::convert::Infallible;
+    /// # use std::sync::Arc;
+    /// # use surface_runtime::mcp::BundleClient;
+    /// # fn serve<S: surface_runtime::Surface>(surface: S) {
+    /// let bundle = BundleClient::direct(Arc::new(surface));
+    /// # }
+    /// ```
+    pub fn direct<S: crate::Surface>(surface: Arc<S>) -> Self {
+        BundleClient::from_dispatches(Some(crate::DirectDispatch::shared(surface)), BTreeMap::new())
     }
 
     /// A bundle whose core is reached through `client`.

@@ -179,6 +179,16 @@ impl Cli {
         self
     }
 
+    /// The short form for one surface in this process: `surface` is the core, served through
+    /// `expose` (as [`crate::mcp::McpServer::surface`] does on the MCP face). The same as
+    /// `.core(Member::new(expose)).client(…)` with a factory answering
+    /// [`BundleClient::direct`]; use the long form for bespoke tools or siblings.
+    pub fn surface<S: crate::Surface>(self, surface: impl Into<Arc<S>>, expose: crate::Expose<S>) -> Self {
+        let surface = surface.into();
+        self.core(Member::new(expose))
+            .client(move || BundleClient::direct(surface.clone()))
+    }
+
     /// Adds a sibling under `key`: its tools are `key_<name>`, its members `key/<name>`.
     pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
         self.siblings.insert(key.into(), sibling);

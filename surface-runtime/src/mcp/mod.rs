@@ -187,6 +187,24 @@ impl McpServer {
         self
     }
 
+    /// The short form for one surface in this process: `surface` is the core, served through
+    /// `expose`. The same as `.core(Member::new(expose)).client(…)` with a factory answering
+    /// [`BundleClient::direct`]; use the long form for bespoke tools and prompts
+    /// (`Member::new(expose).tool(T)`), siblings, or a surface dialled elsewhere
+    /// ([`McpServer::dial`]).
+    ///
+    /// ```no_run
+    /// use surface_runtime::mcp::McpServer;
+    /// # async fn run<S: surface_runtime::Surface>(tiny: S, expose: surface_runtime::Expose<S>) -> Result<(), surface_runtime::mcp::ServeError> {
+    /// McpServer::new("tiny", "1.0.0").surface(tiny, expose).serve_stdio().await
+    /// # }
+    /// ```
+    pub fn surface<S: crate::Surface>(self, surface: impl Into<Arc<S>>, expose: crate::Expose<S>) -> Self {
+        let surface = surface.into();
+        self.core(Member::new(expose))
+            .client(move || BundleClient::direct(surface.clone()))
+    }
+
     /// Adds a sibling under `key`.
     pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
         self.siblings.insert(key.into(), sibling);
@@ -317,6 +335,15 @@ impl McpServer {
             self.settings,
         )?;
         Ok(ServedMcp { shared })
+    }
+}
+
+impl McpServer {
+    /// Composes the bundle ([`start`](Self::start)) and serves it on stdio until the peer
+    /// closes it ([`ServedMcp::serve_stdio`]); a composition problem is the error.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        let served = self.start().map_err(|e| ServeError(e.to_string()))?;
+        served.serve_stdio().await
     }
 }
 
