@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::sync::Arc;
 use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
+use surface::prompt::PromptAnswer;
 use surface::view::{Csp, View};
 use surface::{CancellationToken, Expose, ToolFailure, expose, surface, tool};
 
@@ -264,9 +265,51 @@ pub async fn processes_view(client: &OpsClient) -> Result<ProcessTable, surface:
     Ok(ProcessTable { processes })
 }
 
-/// The core every face of ops serves: the expose map and the bespoke tools.
+/// A process state, as `triage` takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcState {
+    /// Processes that run.
+    Running,
+    /// Processes that sleep.
+    Sleeping,
+}
+
+/// Arguments of `triage`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct TriageArgs {
+    /// Which processes to look over: `running` or `sleeping` (`completion/complete` offers
+    /// both).
+    pub state: ProcState,
+}
+
+/// Look over the processes in one state and say which to stop.
+#[surface::prompt]
+pub async fn triage(args: TriageArgs, client: &OpsClient) -> Result<PromptAnswer, surface::Failure> {
+    let state = match args.state {
+        ProcState::Running => "running",
+        ProcState::Sleeping => "sleeping",
+    };
+    let mut lines = Vec::new();
+    for pid in client.processes().keys().await? {
+        if let Some(p) = client.processes().get(&pid).await?
+            && p.state == state
+        {
+            lines.push(format!("- {} (pid {})", p.name, p.pid));
+        }
+    }
+    Ok(PromptAnswer::new().user_text(format!(
+        "These processes are {state}:\n{}\nWhich of them should be stopped, and why?",
+        lines.join("\n")
+    )))
+}
+
+/// The core every face of ops serves: the expose map, the bespoke tools and the prompt.
 pub fn core() -> Member {
-    Member::new(EXPOSE).tool(CountTool).tool(ProcessesViewTool)
+    Member::new(EXPOSE)
+        .tool(CountTool)
+        .tool(ProcessesViewTool)
+        .prompt(TriagePrompt)
 }
 
 /// What agents may touch: everything but `proc.configure`.

@@ -84,6 +84,24 @@ impl Session {
         answer["result"].clone()
     }
 
+    /// No UI extension in the capabilities, no UI meta on any tool, no view listed.
+    async fn advertises_no_ui(&mut self) {
+        let capabilities = capabilities_of(&self.opened);
+        assert!(
+            capabilities
+                .get("extensions")
+                .is_none_or(|e| e.get("io.modelcontextprotocol/ui").is_none()),
+            "modern={}: {capabilities}",
+            self.modern
+        );
+        let tools = self.result("tools/list", json!({})).await;
+        for tool in tools["tools"].as_array().unwrap() {
+            assert!(tool.get("_meta").is_none(), "{tool}");
+        }
+        let listed = self.result("resources/list", json!({})).await;
+        assert!(!listed.to_string().contains("ui://"), "{listed}");
+    }
+
     async fn tool(&mut self, name: &str) -> Value {
         let tools = self.result("tools/list", json!({})).await;
         tools["tools"]
@@ -108,9 +126,33 @@ fn capabilities_of(opened: &Value) -> &Value {
     &opened["capabilities"]
 }
 
+/// The Apps spec: a server SHOULD check the client's capability before it advertises UI. A
+/// client that does not declare the extension sees no extension, no tool UI meta and no view in
+/// `resources/list`; the tools answer it text first all the same.
+#[tokio::test]
+async fn nothing_of_the_ui_is_advertised_to_a_client_that_does_not_declare_it() {
+    for modern in [false, true] {
+        let mut s = Session::open(&[], modern, json!({})).await;
+        s.advertises_no_ui().await;
+        let answer = s
+            .result("tools/call", json!({"name": "processes_view", "arguments": {}}))
+            .await;
+        assert_eq!(answer["content"].as_array().unwrap().len(), 1, "{answer}");
+        assert_eq!(answer["content"][0]["type"], "text");
+    }
+}
+
+/// Clients that declare the extension (with or without the page's MIME type).
+fn declaring() -> impl Iterator<Item = (bool, Value)> {
+    let bare = json!({"extensions": {"io.modelcontextprotocol/ui": {}}});
+    [false, true]
+        .into_iter()
+        .flat_map(move |modern| [(modern, renders()), (modern, bare.clone())])
+}
+
 #[tokio::test]
 async fn the_declared_convention_in_both_eras() {
-    for (modern, caps) in sessions() {
+    for (modern, caps) in declaring() {
         let mut s = Session::open(&[], modern, caps).await;
         assert_eq!(
             capabilities_of(&s.opened)["extensions"],
@@ -223,19 +265,7 @@ async fn a_client_naming_the_extension_without_the_mime_type_gets_no_page() {
 async fn no_ui_removes_views_the_extension_and_all_ui_meta() {
     for (modern, caps) in sessions() {
         let mut s = Session::open(&["--no-ui"], modern, caps).await;
-        let capabilities = capabilities_of(&s.opened);
-        assert!(
-            capabilities
-                .get("extensions")
-                .is_none_or(|e| e.get("io.modelcontextprotocol/ui").is_none()),
-            "{capabilities}"
-        );
-        let tools = s.result("tools/list", json!({})).await;
-        for tool in tools["tools"].as_array().unwrap() {
-            assert!(tool.get("_meta").is_none(), "{tool}");
-        }
-        let listed = s.result("resources/list", json!({})).await;
-        assert!(!listed.to_string().contains("ui://"), "{listed}");
+        s.advertises_no_ui().await;
         let read = s.ask("resources/read", json!({"uri": VIEW})).await;
         assert!(read.get("error").is_some(), "{read}");
         // The tool still answers the whole table, as text and structured content.
@@ -321,8 +351,8 @@ async fn the_flat_key_can_be_switched_off() {
         .start()
         .unwrap();
     for era in common::ERAS {
-        let client = common::connect(&served, era).await;
-        let tools = client.service.list_all_tools().await.unwrap();
+        let client = common::connect_with(&served, era, RendersViews).await;
+        let tools = client.list_all_tools().await.unwrap();
         let tool = tools.iter().find(|t| t.name == "processes_view").unwrap();
         assert_eq!(
             serde_json::to_value(&tool.meta).unwrap(),
@@ -330,7 +360,7 @@ async fn the_flat_key_can_be_switched_off() {
             "{era:?}"
         );
         // A declared view no tool is bound to is served all the same (a page tools call into).
-        let listed = client.service.list_all_resources().await.unwrap();
+        let listed = client.list_all_resources().await.unwrap();
         assert!(listed.iter().any(|r| r.uri == "ui://ops/other"), "{era:?}");
         assert!(
             listed
@@ -338,5 +368,17 @@ async fn the_flat_key_can_be_switched_off() {
                 .all(|r| r.uri != "ui://ops/other" || r.meta.is_none()),
             "no meta when none is set"
         );
+    }
+}
+
+/// An rmcp client that declares it renders views (the Apps extension with the page's type).
+#[derive(Clone)]
+struct RendersViews;
+
+impl rmcp::ClientHandler for RendersViews {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = serde_json::from_value(renders()).expect("client capabilities");
+        rmcp::model::ClientConfig::new(capabilities, rmcp::model::Implementation::new("apps-test", "0"))
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 }

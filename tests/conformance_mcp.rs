@@ -86,13 +86,30 @@ async fn audio_and_several_blocks_answer_with_their_data() {
         let client = connect(&served, era).await;
         let audio =
             serde_json::to_value(client.call("test_audio_content", json!({})).await.unwrap()).unwrap();
-        assert_eq!(audio["content"][0]["type"], "audio");
-        assert_eq!(audio["content"][0]["mimeType"], "audio/wav");
+        // Structured content is also serialized JSON in a text block (the spec's SHOULD), first.
+        assert_eq!(audio["content"][0]["type"], "text", "{era:?}: {audio}");
+        let text: Value = serde_json::from_str(audio["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, audio["structuredContent"]);
+        assert_eq!(audio["content"][1]["type"], "audio");
+        assert_eq!(audio["content"][1]["mimeType"], "audio/wav");
         assert!(
-            audio["content"][0]["data"].as_str().unwrap().starts_with("UklGR"),
+            audio["content"][1]["data"].as_str().unwrap().starts_with("UklGR"),
             "RIFF"
         );
         assert_eq!(audio["structuredContent"], json!({"milliseconds": 10}));
+
+        let image =
+            serde_json::to_value(client.call("test_image_content", json!({})).await.unwrap()).unwrap();
+        let kinds: Vec<&str> = image["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["text", "image"], "{era:?}: {image}");
+        let text: Value = serde_json::from_str(image["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, image["structuredContent"]);
+        assert_eq!(image["structuredContent"], json!({"width": 1, "height": 1}));
 
         let embedded =
             serde_json::to_value(client.call("test_embedded_resource", json!({})).await.unwrap()).unwrap();
@@ -116,6 +133,8 @@ async fn audio_and_several_blocks_answer_with_their_data() {
             .map(|b| b["type"].as_str().unwrap())
             .collect();
         assert_eq!(kinds, ["text", "image", "resource", "resource_link"], "{era:?}");
+        // A text block of its own: the answer stays exactly as the tool built it.
+        assert_eq!(mixed["content"][0]["text"], "Multiple content types test:");
         assert_eq!(mixed["structuredContent"], json!({"test": "data", "value": 123}));
     }
 }

@@ -73,7 +73,9 @@ async fn tools_list_exposes_exactly_the_map_with_annotations() {
             json!({"type": "object", "properties": {}})
         );
         assert_eq!(by_name("count")["title"], "Count processes");
-        assert!(by_name("proc_spawn").get("outputSchema").is_none());
+        // A procedure answering a struct advertises its output schema; a scalar answer none.
+        assert_eq!(by_name("proc_spawn")["outputSchema"]["type"], "object");
+        assert!(by_name("count").get("outputSchema").is_none());
         let entries = json!([by_name("proc_spawn"), by_name("proc_kill")]);
         golden(
             "ops_tools_list.json",
@@ -99,23 +101,14 @@ async fn resources_and_templates_follow_the_naming_table() {
                 ("surface://collections/processes", "processes"),
                 ("surface://streams/log", "log"),
                 ("surface://events/autosave", "autosave"),
-                ("ui://ops/processes", "processes"),
             ]
             .map(|(u, n)| (u.to_owned(), n.to_owned())),
             "{era:?}"
         );
-        // Members are JSON; the view (tests/apps_mcp.rs) is an MCP Apps page.
+        // Members are JSON; the view is listed only to clients that declare the MCP Apps
+        // extension (tests/apps_mcp.rs), which this one does not.
         let mimes: Vec<Option<&str>> = resources.iter().map(|r| r.mime_type.as_deref()).collect();
-        assert_eq!(
-            mimes,
-            [
-                Some("application/json"),
-                Some("application/json"),
-                Some("application/json"),
-                Some("application/json"),
-                Some("text/html;profile=mcp-app"),
-            ]
-        );
+        assert_eq!(mimes, [Some("application/json"); 4]);
         let templates = client.service.list_all_resource_templates().await.unwrap();
         assert_eq!(templates.len(), 1);
         assert_eq!(templates[0].uri_template, "surface://collections/processes/{id}");

@@ -6,7 +6,7 @@ mod common;
 use common::{ERAS, connect, empty, text};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::sync::Arc;
 use surface::mcp::{BundleClient, McpServer, Member};
 use surface::{Expose, OkImage, ToolFailure, expose, ok_image, surface, tool};
@@ -213,8 +213,12 @@ async fn an_image_answer_carries_the_bytes_once_and_the_facts_as_structured_cont
     let client = connect(&served, common::Era::Legacy).await;
     let r = client.call("pixel", empty()).await.unwrap();
     assert_eq!(r.is_error, Some(false));
-    assert_eq!(r.content.len(), 1);
-    let block = serde_json::to_value(&r.content[0]).unwrap();
+    // The facts also as serialized JSON in a first text block (the spec's SHOULD), then the
+    // bytes once.
+    assert_eq!(r.content.len(), 2);
+    let facts: Value = serde_json::from_str(&r.content[0].as_text().unwrap().text).unwrap();
+    assert_eq!(Some(facts), r.structured_content);
+    let block = serde_json::to_value(&r.content[1]).unwrap();
     assert_eq!(block["type"], "image");
     assert_eq!(block["mimeType"], "image/png");
     assert_eq!(block["data"], "iVBORw==");

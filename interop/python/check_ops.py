@@ -35,8 +35,7 @@ RESOURCES = {
     "surface://collections/processes",
     "surface://streams/log",
     "surface://events/autosave",
-    "ui://ops/processes",
-}
+}  # no ui://ops/processes: this client does not declare the MCP Apps extension
 TEMPLATES = {"surface://collections/processes/{id}"}
 
 check = Checks("python")

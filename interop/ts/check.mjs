@@ -122,7 +122,8 @@ async function checkOps(sdk, transport) {
     const tools = await toolNames(client);
     check(`${tag} tools/list`, same(tools, ['proc_spawn', 'proc_kill', 'load_sample', 'count', 'processes_view']), [...tools]);
     const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
-    check(`${tag} resources/list`, resources.join(' ') === 'surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log ui://ops/processes', resources);
+    // No ui://ops/processes: this client does not declare the MCP Apps extension.
+    check(`${tag} resources/list`, resources.join(' ') === 'surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log', resources);
     const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
     check(`${tag} resources/templates/list`, templates.join() === 'surface://collections/processes/{id}', templates);
     const load = JSON.parse((await client.readResource({ uri: 'surface://cells/load' })).contents[0].text);

@@ -11,6 +11,14 @@
 //! without one); with no face listening (a direct call, a test) both go nowhere and every ask
 //! answers `AskError::Unsupported`.
 //!
+//! **Cancellation.** When the host cancels a `tools/call` on the MCP face
+//! (`notifications/cancelled`, or its HTTP request going away), the cancellation signal fires
+//! and the call's future is dropped at the await it is waiting on: nothing after that await runs.
+//! That await is the point of no return. What the call did before it stays done (a member it
+//! already wrote keeps the value; an [`crate::Counter`] it already advanced stays advanced), and
+//! a call already sent to a dialled daemon over the wire face runs there to its end. So a
+//! procedure whose effect must not happen once cancelled awaits its slow part before it writes.
+//!
 //! ```
 //! use surface_runtime::context::{LogLevel, ToolContext};
 //! # async fn work() {

@@ -197,6 +197,9 @@ pub(crate) struct ToolRow {
     pub description: &'static str,
     pub title: Option<&'static str>,
     pub mutates: bool,
+    /// The schema of what a procedure answers (its `structuredContent`, advertised as
+    /// `outputSchema` when it is an object's); `None` for other tools.
+    pub output: Option<fn() -> serde_json::Value>,
     pub entry: ToolEntry,
 }
 
@@ -220,6 +223,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
             description: p.doc,
             title: None,
             mutates,
+            output: Some(p.output.schema),
             entry: ToolEntry {
                 target: ToolTarget::Procedure {
                     owner: owner.clone(),
@@ -244,6 +248,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
             description: d.description,
             title: d.title,
             mutates: d.mutates,
+            output: None,
             entry: ToolEntry {
                 target: ToolTarget::Bespoke {
                     owner: owner.clone(),
@@ -293,6 +298,7 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                 description: mirror_description(&reads, m.doc),
                 title: None,
                 mutates: false,
+                output: None,
                 entry: ToolEntry {
                     target: ToolTarget::Mirror {
                         owner: sibling.map(str::to_owned),
@@ -376,6 +382,7 @@ pub(crate) fn tool_table(
             description: d.description,
             title: d.title,
             mutates: d.mutates,
+            output: None,
             entry: ToolEntry {
                 target: ToolTarget::Root { tool: tool.clone() },
                 input: Arc::new((d.input)()),

@@ -6,6 +6,10 @@
 //!   exactly one content item with the HTML as `text` and the view's resource meta as
 //!   `_meta.ui`; the capabilities carry `extensions: {"io.modelcontextprotocol/ui": {}}` in both
 //!   eras. A tool's `_meta.ui` never carries `csp` or `permissions` (they belong to the page).
+//!   All of it is advertised only to a client that declares the extension in its capabilities
+//!   (at `initialize`, or per request on 2026-07-28), as the Apps spec asks a server to check
+//!   first; any other client sees the tools without UI meta and no view in `resources/list`
+//!   (a view's `resources/read` still answers, and the tools answer the same to everyone).
 //! - **Embedded** (mcp-ui), when switched on: a client that says it renders views (the
 //!   extension key with `text/html;profile=mcp-app` among its `mimeTypes`, at `initialize` or
 //!   per request on 2026-07-28) also gets the `ui://` resource inside the tool result.
@@ -20,8 +24,8 @@ use super::generation::TemplateEntry;
 use crate::table::ToolRow;
 use crate::view::{FLAT_RESOURCE_URI_KEY, UI_EXTENSION, VIEW_MIME, View, renders_views};
 use rmcp::model::{
-    CallToolResult, ContentBlock, MetaObject, ReadResourceResult, Resource, ResourceContents,
-    ServerCapabilities,
+    CallToolResult, ClientCapabilities, ContentBlock, MetaObject, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities,
 };
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -74,6 +78,30 @@ pub(crate) fn advertise(capabilities: &mut ServerCapabilities, ui: &Ui) {
     }
 }
 
+/// Whether a client's capabilities declare the MCP Apps extension (whatever its settings).
+pub(crate) fn declared(client: Option<&ClientCapabilities>) -> bool {
+    client
+        .and_then(|c| c.extensions.as_ref())
+        .is_some_and(|e| e.contains_key(UI_EXTENSION))
+}
+
+/// The server's capabilities as told to a client: without the UI extension unless it declared
+/// the extension itself.
+pub(crate) fn told(
+    mut capabilities: ServerCapabilities,
+    client: Option<&ClientCapabilities>,
+) -> ServerCapabilities {
+    if !declared(client)
+        && let Some(extensions) = &mut capabilities.extensions
+    {
+        extensions.remove(UI_EXTENSION);
+        if extensions.is_empty() {
+            capabilities.extensions = None;
+        }
+    }
+    capabilities
+}
+
 /// The views of a roster, refusing (in `problems`) a view declared twice, a view at a URI a
 /// member also claims, and a tool bound to a view the server does not declare.
 pub(crate) fn compose(
@@ -120,6 +148,11 @@ pub(crate) fn compose(
 }
 
 impl Served {
+    /// Whether no view is served.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.views.is_empty()
+    }
+
     /// The `_meta` of a tool bound to `view` (none when unbound or the UI is off): the nested
     /// `ui.resourceUri`, plus the flat key when on. Never `csp` or `permissions`.
     pub(crate) fn tool_meta(&self, view: Option<&str>) -> Option<MetaObject> {
@@ -149,9 +182,8 @@ impl Served {
         Some(ReadResourceResult::new(vec![contents(view)]))
     }
 
-    /// A successful answer of a tool bound to `view`, made text-first (a text block of the
-    /// structured content when the tool gave none) and, for a client that renders views when
-    /// embedding is on, with the page embedded after the text.
+    /// A successful answer of a tool bound to `view` (text first already: see results.rs),
+    /// for a client that renders views when embedding is on, with the page embedded after it.
     pub(crate) fn finish(
         &self,
         view: Option<&str>,
@@ -164,12 +196,7 @@ impl Served {
         if result.is_error == Some(true) {
             return result;
         }
-        let has_text = result.content.iter().any(|b| b.as_text().is_some());
-        if !has_text && let Some(structured) = &result.structured_content {
-            let text =
-                serde_json::to_string_pretty(structured).unwrap_or_else(|e| format!("<unprintable: {e}>"));
-            result.content.insert(0, ContentBlock::text(text));
-        }
+        // Text first already: every success with a value has its text block (results.rs).
         if self.embed && client.as_ref().is_some_and(renders_views) {
             result.content.push(ContentBlock::resource(contents(view)));
         }
@@ -248,8 +275,11 @@ mod tests {
     #[test]
     fn answers_stay_text_first_and_embed_only_for_clients_that_render() {
         let ui_client = json!({"extensions": {UI_EXTENSION: {"mimeTypes": [VIEW_MIME]}}});
-        let mut image = CallToolResult::success(vec![ContentBlock::image("AA==", "image/png")]);
-        image.structured_content = Some(json!({"w": 1}));
+        let image = super::super::results::success(crate::tool::ToolOutput::Image(crate::ok_image(
+            vec![0],
+            "image/png",
+            json!({"w": 1}),
+        )));
         let out = served(true, true).finish(Some("ui://t/panel"), Some(ui_client.clone()), image);
         let kinds: Vec<&str> = serde_json::to_value(&out.content)
             .unwrap()

@@ -1,22 +1,38 @@
 //! `completion/complete`: a prompt argument completes from the values its input type allows
 //! (an `enum` of strings), the `{id}` of a collection's item template from the collection's live
-//! keys; both prefix-filtered, at most 100 values, with `total` and `hasMore`.
+//! keys; both prefix-filtered, at most 100 values, with `total` and `hasMore`. A reference to a
+//! prompt or template this server does not serve is refused (`-32602`), as `prompts/get` of it is.
 
 use super::generation::Generation;
 use crate::failure::Failure;
 use rmcp::model::{CompleteRequestParams, CompleteResult, CompletionInfo, Reference};
 use serde_json::Value;
 
-/// The values that complete `request` on `generation` (none when nothing is known).
+/// Why `completion/complete` answers no completion at all.
+pub(crate) enum Refusal {
+    /// The reference names no served prompt or template (`-32602`).
+    Unknown(String),
+    /// Reading the live keys failed.
+    Failed(Failure),
+}
+
+impl From<Failure> for Refusal {
+    fn from(f: Failure) -> Self {
+        Refusal::Failed(f)
+    }
+}
+
+/// The values that complete `request` on `generation` (none when the argument has no known
+/// values).
 pub(crate) async fn complete(
     generation: &Generation,
     request: &CompleteRequestParams,
-) -> Result<CompleteResult, Failure> {
+) -> Result<CompleteResult, Refusal> {
     let typed = &request.argument.value;
     let candidates = match &request.r#ref {
         Reference::Prompt(p) => match generation.prompts.get(&p.name) {
             Some(entry) => prompt_values(&(entry.descriptor().input)().schema, &request.argument.name),
-            None => Vec::new(),
+            None => return Err(Refusal::Unknown(format!("unknown prompt \"{}\"", p.name))),
         },
         Reference::Resource(r) => {
             let template = generation
@@ -33,10 +49,16 @@ pub(crate) async fn complete(
                         .await;
                     match keys {
                         Ok(keys) => ids(keys),
-                        Err(f) => return Err(generation.link.after(&lease, f).await),
+                        Err(f) => return Err(Refusal::Failed(generation.link.after(&lease, f).await)),
                     }
                 }
-                _ => Vec::new(),
+                Some(_) => Vec::new(),
+                None => {
+                    return Err(Refusal::Unknown(format!(
+                        "unknown resource template \"{}\"",
+                        r.uri
+                    )));
+                }
             }
         }
         // A reference kind newer than this runtime: nothing to offer.
@@ -45,21 +67,37 @@ pub(crate) async fn complete(
     Ok(CompleteResult::new(capped(candidates, typed)))
 }
 
-/// The string `enum` values of property `name`, when it has them.
+/// The string values property `name` allows, when it lists them: an `enum`, or `oneOf`/`anyOf`
+/// arms of one `const` each (what schemars writes for an enum whose variants have doc comments).
 fn prompt_values(schema: &serde_json::Map<String, Value>, name: &str) -> Vec<String> {
-    schema
-        .get("properties")
-        .and_then(|p| p.get(name))
-        .and_then(|p| p.get("enum"))
-        .and_then(Value::as_array)
-        .map(|values| {
-            values
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
+    let Some(property) = schema.get("properties").and_then(|p| p.get(name)) else {
+        return Vec::new();
+    };
+    let strings = |values: &[Value]| -> Vec<String> {
+        values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
+    };
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        return strings(values);
+    }
+    let arms = ["oneOf", "anyOf"]
+        .iter()
+        .find_map(|k| property.get(*k).and_then(Value::as_array));
+    let Some(arms) = arms else {
+        return Vec::new();
+    };
+    let consts: Vec<Value> = arms
+        .iter()
+        .flat_map(|arm| match (arm.get("const"), arm.get("enum")) {
+            (Some(c), _) => vec![c.clone()],
+            (None, Some(Value::Array(values))) => values.clone(),
+            _ => Vec::new(),
         })
-        .unwrap_or_default()
+        .collect();
+    strings(&consts)
 }
 
 /// A collection read's keys as item ids.
@@ -103,5 +141,20 @@ mod tests {
         assert_eq!(info.values, ["paris", "park"]);
         assert_eq!(info.has_more, Some(false));
         assert_eq!(ids(serde_json::json!(["a", 7])), ["a", "7"]);
+    }
+
+    #[test]
+    fn an_enum_with_documented_variants_completes_too() {
+        let schema = serde_json::json!({"properties": {
+            "plain": {"type": "string", "enum": ["a", "b"]},
+            "documented": {"oneOf": [
+                {"const": "running", "description": "Processes that run.", "type": "string"},
+                {"const": "sleeping", "description": "Processes that sleep.", "type": "string"}
+            ]}
+        }});
+        let schema = schema.as_object().unwrap();
+        assert_eq!(prompt_values(schema, "plain"), ["a", "b"]);
+        assert_eq!(prompt_values(schema, "documented"), ["running", "sleeping"]);
+        assert!(prompt_values(schema, "missing").is_empty());
     }
 }

@@ -10,12 +10,12 @@ use super::link::Link;
 use crate::bundle::{Member, RootTools, Siblings};
 use crate::expose::Exposure;
 use crate::resource::ResourceBody;
-use crate::schema::InputSchema;
 use crate::schema::profile::SchemaProfile;
 use crate::spec::SurfaceSpec;
 pub(crate) use crate::table::{Owner, ToolEntry, ToolTarget};
-use crate::table::{owner_phrase, roster_problems, scoped_member_name, tool_table};
+use crate::table::{ToolRow, owner_phrase, roster_problems, scoped_member_name, tool_table};
 use rmcp::model::{Resource, ResourceTemplate, Tool, ToolAnnotations};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
@@ -70,6 +70,10 @@ pub(crate) struct Generation {
     pub templates: Vec<TemplateEntry>,
     pub tool_list: Arc<Vec<Tool>>,
     pub resource_list: Arc<Vec<Resource>>,
+    /// The two lists as told to a client that did not declare the MCP Apps extension: no UI
+    /// meta, no views (the same lists when no view is served).
+    pub plain_tool_list: Arc<Vec<Tool>>,
+    pub plain_resource_list: Arc<Vec<Resource>>,
     pub template_list: Arc<Vec<ResourceTemplate>>,
     /// Prompts by served name, and the `prompts/list` answer.
     pub prompts: HashMap<String, super::prompts::PromptEntry>,
@@ -129,15 +133,24 @@ pub(crate) fn compose(
         }
     }
     let views = super::apps::compose(&fixed.ui, &rows, &resources, &templates, &mut problems);
-    resource_list.extend(views.list());
-    let tool_list = rows
-        .iter()
-        .map(|r| {
-            let mut tool = advertise(&r.name, r.description, r.title, r.mutates, &r.entry.input);
-            tool.meta = views.tool_meta(r.entry.view);
-            tool
-        })
-        .collect();
+    let plain_tool_list: Arc<Vec<Tool>> = Arc::new(rows.iter().map(advertise).collect());
+    let (tool_list, plain_resource_list, resource_list) = if views.is_empty() {
+        let resource_list = Arc::new(resource_list);
+        (plain_tool_list.clone(), resource_list.clone(), resource_list)
+    } else {
+        let tool_list = rows
+            .iter()
+            .zip(plain_tool_list.iter())
+            .map(|(r, plain)| {
+                let mut tool = plain.clone();
+                tool.meta = views.tool_meta(r.entry.view);
+                tool
+            })
+            .collect();
+        let plain_resource_list = Arc::new(resource_list.clone());
+        resource_list.extend(views.list());
+        (Arc::new(tool_list), plain_resource_list, Arc::new(resource_list))
+    };
     let tools: HashMap<String, ToolEntry> = rows.into_iter().map(|r| (r.name, r.entry)).collect();
 
     let (prompts, prompt_list) =
@@ -152,8 +165,10 @@ pub(crate) fn compose(
         tools,
         resources,
         templates,
-        tool_list: Arc::new(tool_list),
-        resource_list: Arc::new(resource_list),
+        tool_list,
+        resource_list,
+        plain_tool_list,
+        plain_resource_list,
         template_list: Arc::new(template_list),
         prompts,
         prompt_list: Arc::new(prompt_list),
@@ -226,17 +241,51 @@ fn project_member(
     }
 }
 
-fn advertise(name: &str, description: &str, title: Option<&str>, mutates: bool, input: &InputSchema) -> Tool {
+fn advertise(row: &ToolRow) -> Tool {
     let mut tool = Tool::new_with_raw(
-        name.to_owned(),
-        (!description.is_empty()).then(|| description.to_owned().into()),
-        Arc::new(input.schema.clone()),
+        row.name.clone(),
+        (!row.description.is_empty()).then(|| row.description.to_owned().into()),
+        Arc::new(row.entry.input.schema.clone()),
     )
-    .with_annotations(ToolAnnotations::new().read_only(!mutates).destructive(mutates));
-    if let Some(t) = title {
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(!row.mutates)
+            .destructive(row.mutates),
+    );
+    if let Some(t) = row.title {
         tool = tool.with_title(t);
     }
+    // A procedure answering an object (a struct) advertises its schema, from the same bridge
+    // as the inputs: its `structuredContent` is that object as serialized. Any other answer
+    // travels wrapped under `value` (results.rs) and advertises none.
+    if let Some(output) = row.output
+        && let Value::Object(schema) = output()
+        && schema.get("type").and_then(Value::as_str) == Some("object")
+        && never_null(&schema)
+    {
+        tool = tool.with_raw_output_schema(Arc::new(schema));
+    }
     tool
+}
+
+/// Whether every object in `schema` requires all its properties. The bridge types an
+/// `Option<T>` field as an optional `T` (no `null`), which is right for what a host sends but
+/// not for what a procedure answers (`None` serializes as `null`): an output schema is
+/// advertised only when no property can be optional, so `structuredContent` always matches it.
+fn never_null(schema: &serde_json::Map<String, Value>) -> bool {
+    let all_required = match schema.get("properties").and_then(Value::as_object) {
+        Some(properties) => {
+            let required = crate::schema::required_names(schema);
+            properties.keys().all(|k| required.contains(&k.as_str()))
+        }
+        None => true,
+    };
+    all_required
+        && schema.values().all(|v| match v {
+            Value::Object(o) => never_null(o),
+            Value::Array(items) => items.iter().all(|i| i.as_object().is_none_or(never_null)),
+            _ => true,
+        })
 }
 
 impl Generation {

@@ -9,6 +9,18 @@ use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+impl Handler {
+    /// Whether this request's client is told about the served views (MCP Apps): only one that
+    /// declares the extension (its capabilities are read only when a view is served).
+    fn tells_ui(
+        &self,
+        generation: &super::generation::Generation,
+        context: &RequestContext<RoleServer>,
+    ) -> bool {
+        !generation.views.is_empty() && super::apps::declared(context.client_capabilities().as_ref())
+    }
+}
+
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         self.shared.info.clone()
@@ -21,6 +33,7 @@ impl ServerHandler for Handler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
+        result.capabilities = super::apps::told(result.capabilities, Some(&request.capabilities));
         result.instructions = self.shared.instructions.read();
         *lock(&self.state.legacy_peer) = Some(context.peer.clone());
         #[cfg(feature = "http")]
@@ -28,11 +41,11 @@ impl ServerHandler for Handler {
         Ok(result)
     }
 
-    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        let mut result = DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        );
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.capabilities = super::apps::told(info.capabilities, context.client_capabilities().as_ref());
+        let mut result =
+            DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info);
         result.instructions = self.shared.instructions.read();
         Ok(result)
     }
@@ -40,19 +53,27 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self.shared.current().tool_list.to_vec();
-        Ok(ListToolsResult::with_all_items(tools))
+        let generation = self.shared.current();
+        let tools = match self.tells_ui(&generation, &context) {
+            true => &generation.tool_list,
+            false => &generation.plain_tool_list,
+        };
+        Ok(ListToolsResult::with_all_items(tools.to_vec()))
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resources = self.shared.current().resource_list.to_vec();
-        Ok(ListResourcesResult::with_all_items(resources))
+        let generation = self.shared.current();
+        let resources = match self.tells_ui(&generation, &context) {
+            true => &generation.resource_list,
+            false => &generation.plain_resource_list,
+        };
+        Ok(ListResourcesResult::with_all_items(resources.to_vec()))
     }
 
     async fn list_resource_templates(
@@ -112,9 +133,13 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        use super::completion::Refusal;
         super::completion::complete(&self.shared.current(), &request)
             .await
-            .map_err(|f| ErrorData::internal_error(branded(&f.message), None))
+            .map_err(|refusal| match refusal {
+                Refusal::Unknown(message) => ErrorData::invalid_params(branded(&message), None),
+                Refusal::Failed(f) => ErrorData::internal_error(branded(&f.message), None),
+            })
     }
 
     async fn list_prompts(

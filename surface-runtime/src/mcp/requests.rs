@@ -119,7 +119,10 @@ impl Handler {
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
                 let call = super::context::for_request(&context, self.state.log.clone(), &round);
-                let run = call.scope(run_tool(&generation, &entry.target, input, context.ct.clone()));
+                let run = call.scope(until_cancelled(
+                    &context.ct,
+                    run_tool(&generation, &entry.target, input, context.ct.clone()),
+                ));
                 match round.run(run).await {
                     Ok(answer) => answer,
                     Err(halt) => return halt.into(),
@@ -176,6 +179,21 @@ impl Handler {
             Ok(Err(f)) => Err(read_error(&request.name, generation.link.after(&lease, f).await)),
             Err(halt) => halt.into(),
         }
+    }
+}
+
+/// Runs `call` until it ends or `ct` is cancelled (`notifications/cancelled`, or the client
+/// going away): then the call's future is dropped where it waits, so what it would do after
+/// that await never happens. That await is the point of no return: whatever ran before it
+/// stays done, and a call already handed to a dialled daemon runs there to its end. A
+/// cancelled call's answer is never written, so the failure here is for nobody.
+async fn until_cancelled<T>(
+    ct: &tokio_util::sync::CancellationToken,
+    call: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    match ct.run_until_cancelled(call).await {
+        Some(answer) => answer,
+        None => Err(Failure::new(FailureKind::Error, "the call was cancelled")),
     }
 }
 

@@ -1,7 +1,10 @@
 //! Tool results and failures, as MCP answers.
 //!
 //! A success carries `structuredContent` and the same value as pretty JSON text, both read off
-//! one serialization; a non-object travels as `{"value": …}`. A failure is an answer too
+//! one serialization; a non-object travels as `{"value": …}`. An answer of other blocks (an
+//! image, a sound, several blocks) with a value gets that text block first when it has no text
+//! block of its own (the spec: structured content SHOULD also be returned as serialized JSON in a
+//! text block); one that has a text block is left exactly as the tool built it. A failure is an answer too
 //! (`isError: true`), branded `surface-mcp: ` exactly once, with a refusal's detail as
 //! `structuredContent` through the same normalization.
 
@@ -46,16 +49,26 @@ pub fn success(output: ToolOutput) -> CallToolResult {
             r
         }
         ToolOutput::Image(OkImage { bytes, mime, detail }) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::image(base64(&bytes), mime)]);
-            r.structured_content = Some(Value::Object(normalize(detail)));
-            r
+            with_text(vec![ContentBlock::image(base64(&bytes), mime)], Some(detail))
         }
         ToolOutput::Content(OkContent { blocks, value }) => {
-            let mut r = CallToolResult::success(blocks.into_iter().map(block).collect());
-            r.structured_content = value.map(|v| Value::Object(normalize(v)));
-            r
+            with_text(blocks.into_iter().map(block).collect(), value)
         }
     }
+}
+
+/// `content` with `value` as `structuredContent`, and as a first text block when `content` has
+/// no text block.
+fn with_text(mut content: Vec<ContentBlock>, value: Option<Value>) -> CallToolResult {
+    let structured = value.map(normalize);
+    if let Some(structured) = &structured
+        && !content.iter().any(|b| b.as_text().is_some())
+    {
+        content.insert(0, ContentBlock::text(pretty(structured)));
+    }
+    let mut r = CallToolResult::success(content);
+    r.structured_content = structured.map(Value::Object);
+    r
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -144,13 +157,38 @@ mod tests {
     }
 
     #[test]
-    fn images_carry_bytes_once() {
+    fn images_carry_bytes_once_and_their_facts_as_text_first() {
         let r = success(ToolOutput::Image(crate::ok_image(
             vec![1, 2, 3],
             "image/png",
             json!({"w": 1}),
         )));
-        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.content.len(), 2);
+        assert_eq!(r.content[0].as_text().unwrap().text, "{\n  \"w\": 1\n}");
+        assert!(r.content[1].as_image().is_some());
         assert_eq!(r.structured_content, Some(json!({"w": 1})));
+    }
+
+    #[test]
+    fn blocks_without_text_get_the_value_as_text_and_blocks_with_text_stay_as_built() {
+        let sound = OkContent::new()
+            .audio(vec![1], "audio/wav")
+            .value(json!({"s": 2}));
+        let r = serde_json::to_value(success(ToolOutput::Content(sound))).unwrap();
+        assert_eq!(
+            r["content"][0],
+            json!({"type": "text", "text": "{\n  \"s\": 2\n}"})
+        );
+        assert_eq!(r["content"][1]["type"], "audio");
+        let texted = OkContent::new()
+            .audio(vec![1], "audio/wav")
+            .text("mine")
+            .value(json!(2));
+        let r = serde_json::to_value(success(ToolOutput::Content(texted))).unwrap();
+        assert_eq!(r["content"].as_array().unwrap().len(), 2);
+        assert_eq!(r["content"][1]["text"], "mine");
+        let bare = OkContent::new().audio(vec![1], "audio/wav");
+        let r = serde_json::to_value(success(ToolOutput::Content(bare))).unwrap();
+        assert_eq!(r["content"].as_array().unwrap().len(), 1, "no value, no text");
     }
 }

@@ -9,7 +9,9 @@ use super::generation::Generation;
 use super::served::Shared;
 use super::subscriptions::Subscriptions;
 use crate::sync::lock;
-use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerConfig, ServerResult};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ProtocolVersion, RequestMetaObject, ServerConfig, ServerResult,
+};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use std::borrow::Cow;
@@ -82,16 +84,37 @@ impl Session {
     }
 }
 
+/// The `_meta` key a 2026-07-28 request names its log level under.
+const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+
+/// A 2026-07-28 request's `_meta` log level must be a level (the spec: `-32602`); rmcp reads
+/// one that is not as absent, which would silently mute the call's log messages.
+fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
+    match meta.get(LOG_LEVEL_KEY) {
+        Some(raw) if meta.log_level().is_none() => Err(ErrorData::invalid_params(
+            super::results::branded(&format!(
+                "_meta \"{LOG_LEVEL_KEY}\" is {raw}, not a log level: write one of debug, info, notice, warning, error, critical, alert, emergency"
+            )),
+            Some(serde_json::json!({ "field": LOG_LEVEL_KEY })),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl rmcp::Service<RoleServer> for Session {
     async fn handle_request(
         &self,
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
+        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        if modern {
+            check_log_level(&context.meta)?;
+        }
         // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
         // session itself ("method not found"), so the limit is judged only where it applies.
         if let ClientRequest::SubscriptionsListenRequest(listen) = &request
-            && context.protocol_version().is_some_and(|v| !v.has_initialize())
+            && modern
         {
             self.handler.admit_listen(&listen.params.notifications)?;
         }
