@@ -309,7 +309,7 @@ async fn subscribing_to_an_unknown_uri_is_refused_by_name() {
     }
 }
 
-/// The user test the README shows, verbatim but for the `ops::` paths.
+/// The user test the guide shows (docs/testing.md), verbatim but for the `ops::` paths.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_a_process_moves_the_load() {
     for era in TestEra::ALL {
