@@ -7,6 +7,12 @@
 //! stdio server bridging to that daemon (`--bridge-timeout-ms N` after it: how long a bridged
 //! request waits for the daemon's answer, 30 s by default).
 //!
+//! `--auth-issuer URL --auth-audience URL` after `--http ADDR` (both, or neither) makes the
+//! endpoint an OAuth 2.1 protected resource: every request needs a JWT access token issued by
+//! that issuer for that audience (the endpoint's own URL, e.g. `http://127.0.0.1:PORT/mcp`),
+//! and the server publishes its metadata at `/.well-known/oauth-protected-resource`. With
+//! authentication a non-loopback address needs no `--http-allow-remote`.
+//!
 //! Built with the `redis` feature, `-- --http 127.0.0.1:PORT --redis redis://127.0.0.1:6379/`
 //! keeps the surface's members (and the next pid) in Redis, so several instances on several
 //! ports serve one process table and each one's subscribers hear changes made through any. Its
@@ -389,6 +395,14 @@ pub async fn serve_http(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let options =
         surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?).allow_remote(allow_remote);
+    serve_http_with(served, options).await
+}
+
+/// Serves `served` over Streamable HTTP with `options` until the process is stopped.
+pub async fn serve_http_with(
+    served: surface::mcp::ServedMcp,
+    options: surface::mcp::HttpOptions,
+) -> Result<(), Box<dyn std::error::Error>> {
     let http = served.serve_http(options).await?;
     eprintln!("surface-mcp: serving MCP over Streamable HTTP at {}", http.url());
     http.waiting().await?;
@@ -450,28 +464,86 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
                 .serve_stdio()
                 .await?
         }
-        ["--http", addr, "--redis", url] | ["--http", addr, "--http-allow-remote", "--redis", url] => {
-            serve_shared(addr, args.len() == 5, url, ui).await?
-        }
-        ["--http", addr] | ["--http", addr, "--http-allow-remote"] => {
-            serve_http(served, addr, args.len() == 3).await?
+        ["--http", addr, rest @ ..] => {
+            let flags = HttpFlags::parse(rest).unwrap_or_else(|e| {
+                eprintln!("ops: {e}\n{USAGE}");
+                std::process::exit(2);
+            });
+            let mut options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
+                .allow_remote(flags.allow_remote);
+            if let Some((issuer, audience)) = flags.auth {
+                options = options.auth(ops_auth(issuer, audience));
+            }
+            match flags.redis {
+                Some(url) => serve_shared(options, url, ui).await?,
+                None => serve_http_with(served, options).await?,
+            }
         }
         _ => {
-            eprintln!(
-                "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--redis URL]] [--no-ui]   (no flag: MCP on stdio)"
-            );
+            eprintln!("{USAGE}");
             std::process::exit(2);
         }
     }
     Ok(())
 }
 
+const USAGE: &str = "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui]   (no flag: MCP on stdio)";
+
+/// The flags after `--http ADDR`, in any order.
+#[derive(Default)]
+struct HttpFlags<'a> {
+    allow_remote: bool,
+    redis: Option<&'a str>,
+    /// `--auth-issuer` and `--auth-audience`, which come together.
+    auth: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> HttpFlags<'a> {
+    fn parse(args: &[&'a str]) -> Result<HttpFlags<'a>, String> {
+        let mut flags = HttpFlags::default();
+        let (mut issuer, mut audience) = (None, None);
+        let mut args = args.iter();
+        while let Some(flag) = args.next() {
+            let mut value = || {
+                args.next()
+                    .copied()
+                    .ok_or_else(|| format!("{flag} needs a value"))
+            };
+            match *flag {
+                "--http-allow-remote" => flags.allow_remote = true,
+                "--redis" => flags.redis = Some(value()?),
+                "--auth-issuer" => issuer = Some(value()?),
+                "--auth-audience" => audience = Some(value()?),
+                other => return Err(format!("unknown flag {other}")),
+            }
+        }
+        flags.auth = match (issuer, audience) {
+            (Some(issuer), Some(audience)) => Some((issuer, audience)),
+            (None, None) => None,
+            _ => {
+                return Err(
+                    "--auth-issuer and --auth-audience go together: give both (the authorization server's issuer URL and this endpoint's URL) or neither"
+                        .to_owned(),
+                );
+            }
+        };
+        Ok(flags)
+    }
+}
+
+/// The ops endpoint as a protected resource: JWTs from `issuer` for `audience`; a first call
+/// needs `ops.read`, and `ops.admin` is the other scope there is.
+pub fn ops_auth(issuer: &str, audience: &str) -> surface::auth::Auth {
+    surface::auth::Auth::jwt(issuer, audience)
+        .scopes_supported(["ops.read", "ops.admin"])
+        .challenge_scopes(["ops.read"])
+}
+
 /// `--http ADDR --redis URL`: the ops surface with its members and next pid in the Redis at
 /// `url`, served over Streamable HTTP; start several on several ports for one shared surface.
 #[cfg(feature = "redis")]
 async fn serve_shared(
-    addr: &str,
-    allow_remote: bool,
+    options: surface::mcp::HttpOptions,
     url: &str,
     ui: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -486,9 +558,7 @@ async fn serve_shared(
     store.attach(&ops)?;
     store.bind_counter("next_pid", &ops.next_pid)?;
     // Sessions and their SSE events in Redis too: a client resumes on any instance.
-    let options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
-        .allow_remote(allow_remote)
-        .store(&store);
+    let options = options.store(&store);
     let http = mcp_server(ops).ui(ui).start()?.serve_http(options).await?;
     eprintln!(
         "surface-mcp: serving MCP over Streamable HTTP at {} (members in {} under {})",
@@ -503,8 +573,7 @@ async fn serve_shared(
 /// Without the `redis` feature there is no store to share.
 #[cfg(not(feature = "redis"))]
 async fn serve_shared(
-    _addr: &str,
-    _allow_remote: bool,
+    _options: surface::mcp::HttpOptions,
     _url: &str,
     _ui: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {

@@ -6,6 +6,8 @@
 #![warn(missing_docs)]
 
 pub mod ask;
+#[cfg(feature = "auth")]
+pub mod auth;
 #[cfg(any(feature = "mcp", feature = "wire"))]
 mod batch;
 pub mod blocks;
@@ -21,6 +23,7 @@ mod keys;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;
+mod principal;
 pub mod project;
 pub mod prompt;
 pub mod resource;
@@ -67,6 +70,7 @@ pub use member::{
     Cell, Change, ChangeStream, Collection, CollectionChange, Event, LiveMember, MemberKey, MemberValue,
     STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
 };
+pub use principal::Principal;
 pub use project::ReadOnly;
 /// The schemars the generated schemas are built with (derive `schemars::JsonSchema` with your
 /// own dependency on it). Public, so that a compiler message about a missing `JsonSchema` names

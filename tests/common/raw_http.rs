@@ -15,9 +15,21 @@ pub async fn exchange(
     body: &str,
     within: Duration,
 ) -> String {
+    exchange_at(addr, method, "/mcp", headers, body, within).await
+}
+
+/// [`exchange`] with a request target other than `/mcp`.
+pub async fn exchange_at(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    within: Duration,
+) -> String {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {
@@ -92,7 +104,18 @@ impl Answer {
 
 /// Sends one request on a fresh connection (`Connection: close`) and reads the whole answer.
 pub async fn http(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-    let raw = exchange(addr, method, headers, body, Duration::from_secs(10)).await;
+    http_at(addr, method, "/mcp", headers, body).await
+}
+
+/// [`http`] with a request target other than `/mcp`.
+pub async fn http_at(
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let raw = exchange_at(addr, method, target, headers, body, Duration::from_secs(10)).await;
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
     let mut lines = head.lines();
     let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();

@@ -22,7 +22,9 @@
 //!
 //! By default the server binds loopback addresses only and accepts only loopback `Host` and
 //! `Origin` headers (DNS-rebinding protection); binding anything else needs
-//! [`HttpOptions::allow_remote`].
+//! [`HttpOptions::allow_remote`], or authentication (`HttpOptions::auth`, feature `auth`:
+//! every request then needs a bearer token, checked before anything else, and each legacy
+//! session belongs to the subject that opened it — `http_auth.rs`).
 //!
 //! Sessions are bounded: at most [`HttpOptions::max_sessions`] at once (one more `initialize`
 //! answers `503` with a JSON-RPC error), each ended after
@@ -65,6 +67,9 @@ pub struct HttpOptions {
     /// Where sessions and their SSE events live when several instances serve one surface.
     #[cfg(feature = "redis")]
     store: Option<crate::store::RedisStore>,
+    /// Who may call, when the endpoint is a protected resource.
+    #[cfg(feature = "auth")]
+    auth: Option<crate::auth::Auth>,
 }
 
 impl HttpOptions {
@@ -81,7 +86,45 @@ impl HttpOptions {
             max_body: Self::DEFAULT_MAX_BODY,
             #[cfg(feature = "redis")]
             store: None,
+            #[cfg(feature = "auth")]
+            auth: None,
         }
+    }
+
+    /// Makes the endpoint an OAuth 2.1 protected resource (feature `auth`): every request
+    /// needs a bearer token `auth` accepts, the server publishes its Protected Resource
+    /// Metadata at `/.well-known/oauth-protected-resource` (and the path-inserted form), and a
+    /// legacy session is bound to the subject that opened it (another subject presenting its
+    /// `Mcp-Session-Id` is answered `404`, as for an unknown session). See [`crate::auth`].
+    ///
+    /// With authentication the server may bind a non-loopback address without
+    /// [`allow_remote`](Self::allow_remote), and accepts the resource URI's host in `Host`.
+    ///
+    /// ```
+    /// use surface_runtime::auth::Auth;
+    /// use surface_runtime::mcp::HttpOptions;
+    /// let options = HttpOptions::new(([0, 0, 0, 0], 8443))
+    ///     .auth(Auth::jwt("https://auth.example", "https://ops.example/mcp"));
+    /// assert!(options.get_auth().is_some());
+    /// ```
+    #[cfg(feature = "auth")]
+    pub fn auth(mut self, auth: crate::auth::Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// See [`auth`](Self::auth).
+    #[cfg(feature = "auth")]
+    pub fn get_auth(&self) -> Option<&crate::auth::Auth> {
+        self.auth.as_ref()
+    }
+
+    /// Whether requests are authenticated.
+    fn authenticated(&self) -> bool {
+        #[cfg(feature = "auth")]
+        return self.auth.is_some();
+        #[cfg(not(feature = "auth"))]
+        false
     }
 
     /// Keeps legacy-era sessions and their standalone streams' SSE events in `store` (feature
@@ -171,7 +214,8 @@ impl HttpOptions {
 
     /// Permits binding a non-loopback address. Requests must then name, in `Host`, a loopback
     /// name, the bound address, or a host added with [`allowed_host`](Self::allowed_host).
-    /// There is no authentication: put the server behind something that has it.
+    /// Without [`auth`](Self::auth) anyone who reaches the address may call: put the server
+    /// behind something that authenticates, or give it `auth`.
     pub fn allow_remote(mut self, allow: bool) -> Self {
         self.allow_remote = allow;
         self
@@ -195,11 +239,22 @@ impl HttpOptions {
             // Legacy clients get stateful sessions; 2026-07-28 requests are always stateless.
             .with_legacy_session_mode(true)
             .with_max_request_body_bytes(self.max_body);
-        if self.allow_remote {
+        if self.allow_remote || self.authenticated() {
             if !self.addr.ip().is_unspecified() {
                 hosts.push(self.addr.ip().to_string());
             }
             hosts.extend(self.allowed_hosts.iter().cloned());
+            // The host clients were told to reach (the resource URI's).
+            #[cfg(feature = "auth")]
+            if let Some(authority) = self
+                .auth
+                .as_ref()
+                .and_then(|auth| auth.resource().parse::<hyper::Uri>().ok())
+                .and_then(|uri| uri.authority().cloned())
+                && !hosts.iter().any(|h| h == authority.as_str())
+            {
+                hosts.push(authority.as_str().to_owned());
+            }
             // Browsers on other hosts are the point of a remote bind; keep Origin open.
             config.with_allowed_hosts(hosts)
         } else {
@@ -274,7 +329,7 @@ impl ServedMcp {
             // Legacy sessions here are Redis's too (their events are persisted for resumption
             // elsewhere): only stateless requests take the direct path.
             let direct = Direct::new(shared.clone(), None, &options, &config, stop.clone());
-            let gate = Gate::new(&options, local, &config, direct);
+            let gate = Gate::new(&options, local, &config, direct)?;
             let service = Arc::new(StreamableHttpService::new(
                 move || Ok(shared.open_handler()),
                 sessions,
@@ -296,7 +351,7 @@ impl ServedMcp {
             &config,
             stop.clone(),
         );
-        let gate = Gate::new(&options, manager.clone(), &config, direct);
+        let gate = Gate::new(&options, manager.clone(), &config, direct)?;
         // One service for every connection and request: cloning it copies its configuration
         // (the allowed hosts and origins, a dozen strings), so it is shared, not cloned.
         let service = Arc::new(StreamableHttpService::new(
@@ -316,11 +371,11 @@ impl ServedMcp {
 
 /// A non-loopback address without `allow_remote` is refused before anything is bound.
 fn refuse_remote(options: &HttpOptions) -> Result<(), ServeError> {
-    if options.addr.ip().is_loopback() || options.allow_remote {
+    if options.addr.ip().is_loopback() || options.allow_remote || options.authenticated() {
         return Ok(());
     }
     Err(ServeError(format!(
-        "refusing to serve HTTP on {}: it is not a loopback address and the server has no authentication — bind 127.0.0.1 or [::1], or opt in with allow_remote",
+        "refusing to serve HTTP on {}: it is not a loopback address and the server has no authentication — bind 127.0.0.1 or [::1], give it authentication (HttpOptions::auth), or opt in with allow_remote",
         options.addr
     )))
 }
@@ -388,6 +443,9 @@ struct Gate {
     restorable: Option<Arc<dyn SessionStore>>,
     /// The requests answered without rmcp's per-request machinery (`http_direct.rs`).
     direct: Direct,
+    /// The bearer-token check and the sessions' subjects, when the endpoint is protected.
+    #[cfg(feature = "auth")]
+    guard: Option<super::http_auth::Guard>,
 }
 
 impl Gate {
@@ -396,8 +454,16 @@ impl Gate {
         manager: Arc<LocalSessionManager>,
         config: &StreamableHttpServerConfig,
         direct: Direct,
-    ) -> Arc<Gate> {
-        Arc::new(Gate {
+    ) -> Result<Arc<Gate>, ServeError> {
+        #[cfg(feature = "auth")]
+        let guard = match &options.auth {
+            Some(auth) => Some(
+                super::http_auth::Guard::new(auth.clone(), &options.path, options.max_sessions)
+                    .map_err(ServeError)?,
+            ),
+            None => None,
+        };
+        Ok(Arc::new(Gate {
             path: Arc::from(options.path.as_str()),
             manager,
             max_sessions: options.max_sessions,
@@ -405,7 +471,9 @@ impl Gate {
             creating: tokio::sync::Mutex::new(()),
             restorable: config.session_store.clone(),
             direct,
-        })
+            #[cfg(feature = "auth")]
+            guard,
+        }))
     }
 
     /// The answer to a request that would open one session too many, if it would.
@@ -432,16 +500,40 @@ impl Gate {
     async fn handle<M: SessionManager>(
         &self,
         service: &Service<M>,
-        request: hyper::Request<Incoming>,
+        #[allow(unused_mut)] // mutated with the `auth` feature
+        mut request: hyper::Request<Incoming>,
     ) -> Response {
+        #[cfg(feature = "auth")]
+        if let Some(metadata) = self.guard.as_ref().and_then(|guard| guard.metadata(&request)) {
+            return metadata;
+        }
         if request.uri().path() != &*self.path {
             return not_found("Not Found");
         }
+        // Authentication before anything else runs (OAuth 2.1 §5.2).
+        #[cfg(feature = "auth")]
+        let principal = match &self.guard {
+            Some(guard) => match guard.admit(&mut request).await {
+                Ok(principal) => Some(principal),
+                Err(refused) => return refused,
+            },
+            None => None,
+        };
         let session: Option<SessionId> = request
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(|s| s.to_owned().into());
+        #[cfg(feature = "auth")]
+        if let Some(principal) = principal {
+            // A session id is no credential: another subject's request names no session.
+            if let (Some(guard), Some(id)) = (&self.guard, &session)
+                && !guard.may_use(id, &principal)
+            {
+                return not_found("Not Found: Session not found");
+            }
+            request.extensions_mut().insert(principal);
+        }
         if let Some(id) = &session
             && *request.method() != hyper::Method::DELETE
             && self.restoring(id).await
@@ -490,6 +582,10 @@ impl Gate {
             }
             if let Some(id) = &session {
                 self.direct.closed(id);
+                #[cfg(feature = "auth")]
+                if let Some(guard) = &self.guard {
+                    guard.closed(id);
+                }
             }
             // The SDKs' clients expect 200/204 (the Python client logs "Session termination
             // failed: 202").
@@ -556,6 +652,8 @@ impl Gate {
         if initializes {
             parts.extensions.insert(claim.clone());
         }
+        #[cfg(feature = "auth")]
+        let principal = parts.extensions.get::<crate::Principal>().cloned();
         let request = hyper::Request::from_parts(parts, Full::new(body));
         let response = if initializes {
             let _creating = self.creating.lock().await;
@@ -570,6 +668,11 @@ impl Gate {
                     .and_then(|v| v.to_str().ok())
             {
                 self.direct.opened(id, &claim);
+                #[cfg(feature = "auth")]
+                if let (Some(guard), Some(principal)) = (&self.guard, &principal) {
+                    let live = self.manager.sessions.read().await;
+                    guard.opened(id, principal, |id| live.contains_key(id));
+                }
             }
             response
         } else {

@@ -34,6 +34,8 @@ mod generation;
 mod handler;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "auth")]
+mod http_auth;
 #[cfg(feature = "http")]
 mod http_direct;
 mod hub;

@@ -1,0 +1,128 @@
+//! Verified tokens, remembered by their SHA-256 until they expire (bounded), so a client's
+//! every request does not pay for a signature check or an introspection round trip.
+
+use super::MAX_CACHED_TOKENS;
+use crate::Principal;
+use crate::sync::lock;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A cache time meaning "until the token's own `exp`".
+pub(super) const UNTIL_EXPIRY: Duration = Duration::MAX;
+
+pub(super) struct TokenCache {
+    ttl: Duration,
+    entries: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
+}
+
+impl TokenCache {
+    pub(super) fn new(ttl: Duration) -> TokenCache {
+        TokenCache {
+            ttl,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A token's cache key: its SHA-256 (the token itself is never kept).
+    pub(super) fn key(token: &str) -> [u8; 32] {
+        Sha256::digest(token.as_bytes()).into()
+    }
+
+    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Principal> {
+        if self.ttl.is_zero() {
+            return None;
+        }
+        let mut entries = lock(&self.entries);
+        match entries.get(key) {
+            Some((principal, until)) if Instant::now() < *until => Some(principal.clone()),
+            Some(_) => {
+                entries.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    pub(super) fn put(&self, key: [u8; 32], principal: &Principal) {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let now = Instant::now();
+        // A principal without an expiry is kept for the cache time only (never "forever").
+        let left = match principal.expires_at() {
+            Some(exp) => {
+                let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+                Duration::from_secs(exp).saturating_sub(unix)
+            }
+            None if self.ttl == UNTIL_EXPIRY => return,
+            None => self.ttl,
+        };
+        let keep = left.min(self.ttl);
+        if keep.is_zero() {
+            return;
+        }
+        let mut entries = lock(&self.entries);
+        if entries.len() >= MAX_CACHED_TOKENS {
+            entries.retain(|_, (_, until)| now < *until);
+            if entries.len() >= MAX_CACHED_TOKENS {
+                // Still full of live tokens: forget them all rather than grow (they verify
+                // again, once each).
+                entries.clear();
+            }
+        }
+        entries.insert(key, (principal.clone(), now + keep));
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        lock(&self.entries).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+    }
+
+    #[test]
+    fn remembers_until_expiry_and_never_past_it() {
+        let cache = TokenCache::new(UNTIL_EXPIRY);
+        let alive = Principal::new("i", "s").expiring_at(now() + 60);
+        cache.put(TokenCache::key("a"), &alive);
+        assert_eq!(cache.get(&TokenCache::key("a")), Some(alive));
+        assert_eq!(cache.get(&TokenCache::key("b")), None);
+        cache.put(
+            TokenCache::key("old"),
+            &Principal::new("i", "s").expiring_at(now() - 1),
+        );
+        assert_eq!(cache.get(&TokenCache::key("old")), None);
+        // No expiry and no cache time of its own: not remembered.
+        cache.put(TokenCache::key("c"), &Principal::new("i", "s"));
+        assert_eq!(cache.get(&TokenCache::key("c")), None);
+    }
+
+    #[test]
+    fn stays_bounded() {
+        let cache = TokenCache::new(UNTIL_EXPIRY);
+        let p = Principal::new("i", "s").expiring_at(now() + 600);
+        for n in 0..(MAX_CACHED_TOKENS + 10) {
+            cache.put(TokenCache::key(&n.to_string()), &p);
+            assert!(cache.len() <= MAX_CACHED_TOKENS);
+        }
+    }
+
+    #[test]
+    fn zero_remembers_nothing() {
+        let cache = TokenCache::new(Duration::ZERO);
+        cache.put(
+            TokenCache::key("a"),
+            &Principal::new("i", "s").expiring_at(now() + 60),
+        );
+        assert_eq!(cache.get(&TokenCache::key("a")), None);
+    }
+}

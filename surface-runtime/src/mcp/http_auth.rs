@@ -1,0 +1,277 @@
+//! The Streamable HTTP endpoint as a protected resource (feature `auth`): its metadata
+//! documents, the bearer-token check every request passes before anything else, the
+//! challenges, and the binding of each legacy session to the subject that opened it.
+//!
+//! What a token is worth is [`Auth`]'s to say (`crate::auth`); this module speaks HTTP.
+
+use super::http::{Response, jsonrpc_body};
+use crate::Principal;
+use crate::auth::Auth;
+use crate::sync::lock;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::StatusCode;
+use hyper::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The well-known path of Protected Resource Metadata (RFC 9728 §3).
+const METADATA: &str = "/.well-known/oauth-protected-resource";
+
+pub(super) struct Guard {
+    auth: Auth,
+    /// The endpoint's path, for the path-inserted metadata URL.
+    path: String,
+    document: Bytes,
+    /// `resource_metadata="…"`, the absolute URL of the metadata.
+    metadata_url: String,
+    /// The subject (issuer, subject) each legacy session was opened by.
+    sessions: Mutex<HashMap<String, (String, String)>>,
+    max_sessions: usize,
+}
+
+impl Guard {
+    pub(super) fn new(auth: Auth, path: &str, max_sessions: usize) -> Result<Guard, String> {
+        if auth.resource().is_empty() {
+            return Err(
+                "the authentication has no resource URI: give it one with Auth::with_resource (the metadata and challenges name it)"
+                    .to_owned(),
+            );
+        }
+        let resource: hyper::Uri = auth
+            .resource()
+            .parse()
+            .map_err(|e| format!("the resource URI {} is not a URL: {e}", auth.resource()))?;
+        let (Some(scheme), Some(authority)) = (resource.scheme_str(), resource.authority()) else {
+            return Err(format!(
+                "the resource URI {} is not an absolute URL",
+                auth.resource()
+            ));
+        };
+        // RFC 9728 §3.1: the metadata of `https://host/path` is at
+        // `https://host/.well-known/oauth-protected-resource/path`.
+        let resource_path = resource.path().trim_end_matches('/');
+        let metadata_url = format!("{scheme}://{authority}{METADATA}{resource_path}");
+        let mut document = json!({
+            "resource": auth.resource(),
+            "authorization_servers": auth.authorization_servers(),
+            "bearer_methods_supported": ["header"],
+        });
+        if !auth.supported_scopes().is_empty() {
+            document["scopes_supported"] = json!(auth.supported_scopes());
+        }
+        Ok(Guard {
+            document: Bytes::from(document.to_string()),
+            metadata_url,
+            path: path.to_owned(),
+            auth,
+            sessions: Mutex::new(HashMap::new()),
+            max_sessions,
+        })
+    }
+
+    /// The metadata document, if `request` asks for it (at either well-known path).
+    pub(super) fn metadata<B>(&self, request: &hyper::Request<B>) -> Option<Response> {
+        let path = request.uri().path();
+        let rest = path.strip_prefix(METADATA)?;
+        if !(rest.is_empty() || rest == "/" || rest == self.path) {
+            return None;
+        }
+        let response = match *request.method() {
+            hyper::Method::GET | hyper::Method::HEAD => jsonrpc_body(StatusCode::OK, self.document.clone()),
+            // A browser's preflight: the document is public.
+            hyper::Method::OPTIONS => hyper::Response::builder()
+                .status(StatusCode::NO_CONTENT)
+                .header("access-control-allow-methods", "GET, OPTIONS")
+                .header("access-control-allow-headers", "*")
+                .body(Full::new(Bytes::new()).boxed())
+                .expect("a preflight answer is valid"),
+            _ => hyper::Response::builder()
+                .status(StatusCode::METHOD_NOT_ALLOWED)
+                .header(hyper::header::ALLOW, "GET, OPTIONS")
+                .body(Full::new(Bytes::new()).boxed())
+                .expect("a 405 is valid"),
+        };
+        let mut response = response;
+        response
+            .headers_mut()
+            .insert("access-control-allow-origin", HeaderValue::from_static("*"));
+        Some(response)
+    }
+
+    /// Authenticates `request`: the principal its bearer token names (the token then removed
+    /// from the request, so nothing downstream sees it), or the answer that refuses it.
+    pub(super) async fn admit<B>(&self, request: &mut hyper::Request<B>) -> Result<Principal, Response> {
+        let mut values = request.headers().get_all(AUTHORIZATION).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return Err(if request.headers().contains_key(AUTHORIZATION) {
+                self.malformed("more than one Authorization header")
+            } else {
+                self.challenge(None)
+            });
+        };
+        let token = match bearer(value) {
+            Ok(token) => token,
+            Err(why) => return Err(self.malformed(why)),
+        };
+        let verified = self.auth.verify(token).await;
+        request.headers_mut().remove(AUTHORIZATION);
+        verified.map_err(|refusal| self.challenge(Some(refusal.description())))
+    }
+
+    /// Whether `principal` may use the legacy session `id`: the subject that opened it may
+    /// (with any of its tokens, a step-up one too); anyone else is told it does not exist.
+    pub(super) fn may_use(&self, id: &str, principal: &Principal) -> bool {
+        lock(&self.sessions)
+            .get(id)
+            .is_some_and(|(iss, sub)| *iss == principal.issuer() && *sub == principal.subject())
+    }
+
+    /// Records that `principal` opened the legacy session `id`.
+    pub(super) fn opened(&self, id: &str, principal: &Principal, live: impl Fn(&str) -> bool) {
+        let mut sessions = lock(&self.sessions);
+        // Sessions rmcp ended (idle) leave their entry: sweep when the table outgrows the cap.
+        if sessions.len() >= self.max_sessions {
+            sessions.retain(|id, _| live(id));
+        }
+        sessions.insert(
+            id.to_owned(),
+            (principal.issuer().to_owned(), principal.subject().to_owned()),
+        );
+    }
+
+    /// Forgets the session `id` (deleted).
+    pub(super) fn closed(&self, id: &str) {
+        lock(&self.sessions).remove(id);
+    }
+
+    /// `401` with the challenge: `error="invalid_token"` and why, when a token was refused.
+    fn challenge(&self, refused: Option<&str>) -> Response {
+        let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
+        if !self.auth.first_scopes().is_empty() {
+            value.push_str(&format!(", scope=\"{}\"", self.auth.first_scopes().join(" ")));
+        }
+        if let Some(why) = refused {
+            value.push_str(&format!(
+                ", error=\"invalid_token\", error_description=\"{}\"",
+                quoted(why)
+            ));
+        }
+        let message = match refused {
+            Some(why) => format!("Unauthorized: {why}"),
+            None => "Unauthorized: this server needs a bearer token (Authorization: Bearer <token>); its metadata says where to get one".to_owned(),
+        };
+        self.refusal(StatusCode::UNAUTHORIZED, value, message)
+    }
+
+    /// `400`: an `Authorization` header that is not one `Bearer <token>`.
+    fn malformed(&self, why: &str) -> Response {
+        let value = format!(
+            "Bearer resource_metadata=\"{}\", error=\"invalid_request\", error_description=\"{}\"",
+            self.metadata_url,
+            quoted(why)
+        );
+        self.refusal(StatusCode::BAD_REQUEST, value, format!("Bad Request: {why}"))
+    }
+
+    fn refusal(&self, status: StatusCode, challenge: String, message: String) -> Response {
+        let body =
+            json!({"jsonrpc": "2.0", "id": Value::Null, "error": {"code": -32001, "message": message}});
+        let mut response = jsonrpc_body(status, Bytes::from(body.to_string()));
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1: the scheme is
+/// case-insensitive, the token is `token68`).
+fn bearer(value: &HeaderValue) -> Result<&str, &'static str> {
+    let value = value
+        .to_str()
+        .map_err(|_| "the Authorization header is not ASCII")?;
+    let (scheme, token) = value
+        .split_once(' ')
+        .ok_or("the Authorization header is not `Bearer <token>`")?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err("the Authorization header's scheme is not Bearer");
+    }
+    let token = token.trim_start_matches(' ');
+    let token68 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/');
+    let body = token.trim_end_matches('=');
+    if body.is_empty() || !body.bytes().all(token68) {
+        return Err("the bearer token is empty or has characters a token cannot have");
+    }
+    Ok(token)
+}
+
+/// `text` safe inside a quoted-string.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .filter(|c| *c != '"' && *c != '\\' && !c.is_control())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_headers_are_judged_strictly() {
+        let ok = HeaderValue::from_static("Bearer abc.def-ghi_~+/==");
+        assert_eq!(bearer(&ok), Ok("abc.def-ghi_~+/=="));
+        assert_eq!(bearer(&HeaderValue::from_static("bearer x")), Ok("x"));
+        for bad in [
+            "Basic abc",
+            "Bearer",
+            "Bearer ",
+            "Bearer a b",
+            "Bearer a,b",
+            "Token",
+        ] {
+            assert!(bearer(&HeaderValue::from_static(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn metadata_lives_at_both_paths() {
+        let auth =
+            Auth::jwt("http://issuer.example", "http://ops.example/mcp").scopes_supported(["ops.read"]);
+        let guard = Guard::new(auth, "/mcp", 10).unwrap();
+        assert_eq!(
+            guard.metadata_url,
+            "http://ops.example/.well-known/oauth-protected-resource/mcp"
+        );
+        let get = |path: &str| hyper::Request::get(path).body(()).unwrap();
+        assert!(
+            guard
+                .metadata(&get("/.well-known/oauth-protected-resource"))
+                .is_some()
+        );
+        assert!(
+            guard
+                .metadata(&get("/.well-known/oauth-protected-resource/mcp"))
+                .is_some()
+        );
+        assert!(
+            guard
+                .metadata(&get("/.well-known/oauth-protected-resource/other"))
+                .is_none()
+        );
+        assert!(guard.metadata(&get("/mcp")).is_none());
+    }
+
+    #[test]
+    fn a_custom_verifier_needs_a_resource() {
+        struct No;
+        impl crate::auth::TokenVerifier for No {
+            async fn verify(&self, _: &str) -> Result<Principal, crate::auth::Refusal> {
+                Err(crate::auth::Refusal::new("no"))
+            }
+        }
+        let e = Guard::new(Auth::custom(No), "/mcp", 10).err().unwrap();
+        assert!(e.contains("Auth::with_resource"), "{e}");
+    }
+}

@@ -1,0 +1,823 @@
+//! Streamable HTTP as an OAuth 2.1 resource server (`HttpOptions::auth`), over raw HTTP against
+//! `serve_http` in this process.
+//!
+//! The token checks run against a real authorization server, oauth2-mock-server
+//! (`interop/auth/issuer.mjs`, installed by `bash interop/auth/install`), started by each test:
+//! its tokens are accepted, its keys followed through a rotation and an outage. Without `node`
+//! or the installed module those tests skip saying so (under `CI` they fail instead). The
+//! hostile-input checks use a hand-written issuer in this file that misbehaves on purpose.
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../examples/ops.rs"]
+mod ops;
+
+use common::raw_http::{Answer, http, http_at};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use surface::auth::Auth;
+use surface::mcp::{HttpOptions, HttpServer};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// A free loopback port, so the audience can be the endpoint's own URL.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The ops surface served over HTTP with JWTs from `issuer` required; its audience is its own
+/// URL.
+async fn ops_with_jwt(issuer: &str) -> (HttpServer, String) {
+    let port = free_port();
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+    let served = ops::mcp_server(Arc::new(ops::Ops::new())).start().unwrap();
+    let options = HttpOptions::loopback(port).auth(ops::ops_auth(issuer, &audience));
+    (served.serve_http(options).await.unwrap(), audience)
+}
+
+async fn initialize(addr: SocketAddr, token: Option<&str>) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "auth", "version": "0"}}});
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![JSON, ACCEPT];
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b));
+    }
+    http(addr, "POST", &headers, &body.to_string()).await
+}
+
+async fn list_tools(addr: SocketAddr, token: &str, session: &str) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let bearer = format!("Bearer {token}");
+    http(
+        addr,
+        "POST",
+        &[
+            JSON,
+            ACCEPT,
+            ("Authorization", &bearer),
+            ("Mcp-Session-Id", session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &body.to_string(),
+    )
+    .await
+}
+
+/// Asserts `answer` is the `401` challenge for a request without a token, to the ops endpoint
+/// on `port`.
+fn assert_first_challenge(answer: &Answer, port: u16) {
+    assert_eq!(answer.status, 401, "{answer:?}");
+    let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp");
+    let expected = format!("Bearer resource_metadata=\"{metadata}\", scope=\"ops.read\"");
+    assert_eq!(answer.header("www-authenticate"), Some(expected.as_str()));
+}
+
+/// Asserts `answer` is the `401` challenge for a refused token, naming none of it.
+fn assert_refused(answer: &Answer, token: &str, what: &str) {
+    assert_eq!(answer.status, 401, "{what}: {answer:?}");
+    let challenge = answer.header("www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.starts_with("Bearer resource_metadata=\""),
+        "{what}: {challenge}"
+    );
+    assert!(
+        challenge.contains("error=\"invalid_token\""),
+        "{what}: {challenge}"
+    );
+    assert_eq!(answer.message()["error"]["code"], -32001, "{what}: {answer:?}");
+    if token.len() > 8 {
+        assert!(
+            !answer.body.contains(token) && !challenge.contains(token),
+            "{what}: the token is echoed"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Without an authorization server: the metadata and the challenges.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metadata_is_the_same_document_at_both_well_known_paths() {
+    // The issuer exactly as given, trailing slash and all.
+    let (server, audience) = ops_with_jwt("http://auth.invalid/realm/").await;
+    let addr = server.local_addr();
+    let root = http_at(addr, "GET", "/.well-known/oauth-protected-resource", &[], "").await;
+    let inserted = http_at(addr, "GET", "/.well-known/oauth-protected-resource/mcp", &[], "").await;
+    assert_eq!(root.status, 200, "{root:?}");
+    assert_eq!(inserted.status, 200, "{inserted:?}");
+    assert_eq!(root.body, inserted.body);
+    let document: Value = serde_json::from_str(&root.body).unwrap();
+    assert_eq!(
+        document,
+        json!({
+            "resource": audience,
+            "authorization_servers": ["http://auth.invalid/realm/"],
+            "scopes_supported": ["ops.read", "ops.admin"],
+            "bearer_methods_supported": ["header"],
+        })
+    );
+    // Another path under the well-known prefix is no metadata of ours.
+    let other = http_at(
+        addr,
+        "GET",
+        "/.well-known/oauth-protected-resource/elsewhere",
+        &[],
+        "",
+    )
+    .await;
+    assert_eq!(other.status, 404, "{other:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_without_a_token_is_challenged_and_a_malformed_header_is_a_bad_request() {
+    let (server, _) = ops_with_jwt("http://auth.invalid").await;
+    let addr = server.local_addr();
+    let port = addr.port();
+    let bare = initialize(addr, None).await;
+    assert_first_challenge(&bare, port);
+    let error = bare.message();
+    assert_eq!(error["jsonrpc"], "2.0");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unauthorized"),
+        "{error}"
+    );
+    // A GET (the standalone stream) and a DELETE are challenged the same way.
+    for method in ["GET", "DELETE"] {
+        let answer = http(addr, method, &[ACCEPT, ("Mcp-Session-Id", "x")], "").await;
+        assert_eq!(answer.status, 401, "{method}: {answer:?}");
+    }
+    // A token in the query string is not a token.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let query = http_at(
+        addr,
+        "POST",
+        "/mcp?access_token=abc.def.ghi",
+        &[JSON, ACCEPT],
+        &body,
+    )
+    .await;
+    assert_eq!(query.status, 401, "{query:?}");
+    // Not one `Bearer <token>`: 400.
+    for header in ["Basic dXNlcjpwYXNz", "Bearer", "Bearer a b", "Bearer a\"b"] {
+        let answer = http(addr, "POST", &[JSON, ACCEPT, ("Authorization", header)], &body).await;
+        assert_eq!(answer.status, 400, "{header}: {answer:?}");
+        let challenge = answer.header("www-authenticate").unwrap_or_default();
+        assert!(
+            challenge.contains("error=\"invalid_request\""),
+            "{header}: {challenge}"
+        );
+    }
+    let twice = http(
+        addr,
+        "POST",
+        &[
+            JSON,
+            ACCEPT,
+            ("Authorization", "Bearer a"),
+            ("Authorization", "Bearer b"),
+        ],
+        &body,
+    )
+    .await;
+    assert_eq!(twice.status, 400, "{twice:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_auth_a_remote_bind_is_still_refused_and_with_it_allowed() {
+    let served = ops::mcp_server(Arc::new(ops::Ops::new())).start().unwrap();
+    let e = served
+        .serve_http(HttpOptions::new(([0, 0, 0, 0], 0)))
+        .await
+        .err()
+        .expect("a remote bind without auth is refused");
+    assert!(e.to_string().contains("allow_remote"), "{e}");
+    let server = served
+        .serve_http(
+            HttpOptions::new(([0, 0, 0, 0], 0))
+                .auth(Auth::jwt("http://auth.invalid", "http://ops.invalid/mcp")),
+        )
+        .await
+        .expect("with auth the bind is allowed");
+    server.shutdown().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A real authorization server.
+
+/// oauth2-mock-server, driven by `interop/auth/issuer.mjs` over its stdin and stdout.
+struct Issuer {
+    _child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+    url: String,
+    kid: String,
+}
+
+impl Issuer {
+    /// Starts one, or says why it cannot and answers `None` (fails under `CI`).
+    async fn start() -> Option<Issuer> {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("interop/auth");
+        let module = dir.join("node_modules/oauth2-mock-server");
+        let node_works = std::process::Command::new("node")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !node_works || !module.exists() {
+            let why = format!(
+                "SKIP: the authorization server is not installed (node on PATH: {node_works}, {} present: {}) — run `bash interop/auth/install`",
+                module.display(),
+                module.exists()
+            );
+            assert!(std::env::var_os("CI").is_none(), "{why}");
+            eprintln!("{why}");
+            return None;
+        }
+        let mut child = tokio::process::Command::new("node")
+            .arg(dir.join("issuer.mjs"))
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let hello: Value = tokio::time::timeout(Duration::from_secs(30), stdout.next_line())
+            .await
+            .expect("the issuer starts within 30 s")
+            .unwrap()
+            .map(|l| serde_json::from_str(&l).unwrap())
+            .expect("the issuer says where it is");
+        Some(Issuer {
+            _child: child,
+            stdin,
+            stdout,
+            url: hello["issuer"].as_str().unwrap().to_owned(),
+            kid: hello["kid"].as_str().unwrap().to_owned(),
+        })
+    }
+
+    async fn ask(&mut self, command: Value) -> Value {
+        self.stdin
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+            .unwrap();
+        let line = tokio::time::timeout(Duration::from_secs(30), self.stdout.next_line())
+            .await
+            .expect("the issuer answers")
+            .unwrap()
+            .expect("the issuer is alive");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert!(answer.get("error").is_none(), "{command}: {answer}");
+        answer
+    }
+
+    /// A token it signs: `sub` alice, `aud` `audience`, `ops.read`, unless `claims` say otherwise.
+    async fn token(&mut self, audience: &str, claims: Value) -> String {
+        let mut all = json!({"sub": "alice", "aud": audience, "scope": "ops.read"});
+        all.as_object_mut()
+            .unwrap()
+            .extend(claims.as_object().unwrap().clone());
+        let answer = self.ask(json!({"op": "token", "claims": all})).await;
+        answer["token"].as_str().unwrap().to_owned()
+    }
+
+    /// A token signed with the key `kid`, for `sub`.
+    async fn token_by(&mut self, kid: &str, sub: &str, audience: &str) -> String {
+        let claims = json!({"sub": sub, "aud": audience});
+        let answer = self
+            .ask(json!({"op": "token", "kid": kid, "claims": claims}))
+            .await;
+        answer["token"].as_str().unwrap().to_owned()
+    }
+
+    async fn forge(&mut self, kind: &str, audience: &str) -> String {
+        let claims = json!({"sub": "alice", "aud": audience, "scope": "ops.read"});
+        let answer = self
+            .ask(json!({"op": "forge", "kind": kind, "claims": claims}))
+            .await;
+        answer["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// A running issuer and the ops surface trusting it: the issuer, the server, its audience and
+/// address (`None`: no issuer installed, said why).
+async fn issuer_and_ops() -> Option<(Issuer, HttpServer, String, SocketAddr)> {
+    let issuer = Issuer::start().await?;
+    let (server, audience) = ops_with_jwt(&issuer.url).await;
+    let addr = server.local_addr();
+    Some((issuer, server, audience, addr))
+}
+
+/// Initializes with `token` and lists the tools in that session: the statuses.
+async fn use_token(addr: SocketAddr, token: &str) -> Answer {
+    let opened = initialize(addr, Some(token)).await;
+    if opened.status != 200 {
+        return opened;
+    }
+    let session = opened.header("mcp-session-id").expect("a session").to_owned();
+    list_tools(addr, token, &session).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_the_issuer_signs_are_accepted_and_every_forgery_refused() {
+    let Some((mut issuer, _server, audience, addr)) = issuer_and_ops().await else {
+        return;
+    };
+
+    let good = issuer.token(&audience, json!({})).await;
+    let listed = use_token(addr, &good).await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert!(
+        listed.message()["result"]["tools"].as_array().unwrap().len() > 3,
+        "{listed:?}"
+    );
+    // The 2026-07-28 era is stateless: the token rides every request.
+    let bearer = format!("Bearer {good}");
+    let modern = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}});
+    let discovered = http(
+        addr,
+        "POST",
+        &[
+            JSON,
+            ACCEPT,
+            ("Authorization", &bearer),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        &modern.to_string(),
+    )
+    .await;
+    assert_ne!(discovered.status, 401, "{discovered:?}");
+
+    let iat = now();
+    let bad = [
+        (
+            "expired",
+            issuer
+                .token(&audience, json!({"exp": iat - 120, "iat": iat - 600}))
+                .await,
+        ),
+        (
+            "not yet valid",
+            issuer.token(&audience, json!({"nbf": iat + 600})).await,
+        ),
+        (
+            "wrong issuer",
+            issuer
+                .token(&audience, json!({"iss": "http://evil.invalid"}))
+                .await,
+        ),
+        (
+            "wrong audience",
+            issuer
+                .token(&audience, json!({"aud": "http://127.0.0.1:1/mcp"}))
+                .await,
+        ),
+        ("no exp", issuer.token(&audience, json!({"exp": null})).await),
+        ("alg none", issuer.forge("none", &audience).await),
+        (
+            "HS256 with the public key",
+            issuer.forge("hs256", &audience).await,
+        ),
+        ("tampered", issuer.forge("tampered", &audience).await),
+        ("unknown kid", issuer.forge("unknown-kid", &audience).await),
+        ("garbage", "garbage".to_owned()),
+        ("three garbage parts", "a.b.c".to_owned()),
+    ];
+    for (what, token) in &bad {
+        assert_refused(&initialize(addr, Some(token)).await, token, what);
+    }
+    // Each refusal says why.
+    let expired = initialize(addr, Some(&bad[0].1)).await;
+    assert!(
+        expired.header("www-authenticate").unwrap().contains("expired"),
+        "{expired:?}"
+    );
+    let audience_refused = initialize(addr, Some(&bad[3].1)).await;
+    assert!(
+        audience_refused
+            .header("www-authenticate")
+            .unwrap()
+            .contains("another resource"),
+        "{audience_refused:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_rotation_is_followed_and_an_outage_keeps_the_keys_held() {
+    let Some((mut issuer, _server, audience, addr)) = issuer_and_ops().await else {
+        return;
+    };
+    let first = issuer.token(&audience, json!({})).await;
+    assert_eq!(use_token(addr, &first).await.status, 200);
+
+    // A new key at the issuer: a token signed with it is an unknown kid, fetched again.
+    tokio::time::sleep(Duration::from_millis(1100)).await; // past the refetch interval
+    let kid = issuer.ask(json!({"op": "rotate"})).await["kid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(kid, issuer.kid);
+    let rotated = issuer.token_by(&kid, "bob", &audience).await;
+    assert_eq!(
+        use_token(addr, &rotated).await.status,
+        200,
+        "a rotated key is followed"
+    );
+
+    // The issuer goes down: a fresh token (not cached) on a held key still verifies; a token on
+    // a key never seen fails closed.
+    issuer.ask(json!({"op": "stop"})).await;
+    let original_kid = issuer.kid.clone();
+    let held = issuer.token_by(&original_kid, "carol", &audience).await;
+    assert_eq!(
+        use_token(addr, &held).await.status,
+        200,
+        "held keys survive the outage"
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let unknown = issuer.forge("unknown-kid", &audience).await;
+    assert_refused(
+        &initialize(addr, Some(&unknown)).await,
+        &unknown,
+        "unknown kid while down",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_belongs_to_its_subject_not_to_its_token() {
+    let Some((mut issuer, _server, audience, addr)) = issuer_and_ops().await else {
+        return;
+    };
+    let alice = issuer.token(&audience, json!({})).await;
+    let opened = initialize(addr, Some(&alice)).await;
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+
+    let mallory = issuer.token(&audience, json!({"sub": "mallory"})).await;
+    let stolen = list_tools(addr, &mallory, &session).await;
+    assert_eq!(
+        stolen.status, 404,
+        "another subject's token on alice's session: {stolen:?}"
+    );
+    // The same subject of another issuer is another subject too (refused at the token).
+    // A step-up token of alice's continues her session.
+    let stepped_up = issuer
+        .token(&audience, json!({"scope": "ops.read ops.admin"}))
+        .await;
+    assert_ne!(stepped_up, alice);
+    let continued = list_tools(addr, &stepped_up, &session).await;
+    assert_eq!(continued.status, 200, "{continued:?}");
+    // Deleting needs the owner as well.
+    let bearer = format!("Bearer {mallory}");
+    let deleted = http(
+        addr,
+        "DELETE",
+        &[
+            ("Authorization", &bearer),
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(deleted.status, 404, "{deleted:?}");
+    assert_eq!(list_tools(addr, &alice, &session).await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected() {
+    let Some(mut issuer) = Issuer::start().await else {
+        return;
+    };
+    let port = free_port();
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+    issuer
+        .ask(json!({"op": "opaque", "token": "opaque-alice", "claims": {
+            "sub": "alice", "aud": audience, "scope": "ops.read", "exp": now() + 600, "iss": issuer.url}}))
+        .await;
+    issuer
+        .ask(json!({"op": "opaque", "token": "opaque-elsewhere", "claims": {
+            "sub": "alice", "aud": "http://127.0.0.1:1/mcp", "exp": now() + 600}}))
+        .await;
+    issuer
+        .ask(json!({"op": "opaque", "token": "opaque-expired", "claims": {
+            "sub": "alice", "aud": audience, "exp": now() - 600}}))
+        .await;
+    let served = ops::mcp_server(Arc::new(ops::Ops::new())).start().unwrap();
+    let auth = Auth::introspection(&issuer.url, &audience, "surface", "secret");
+    let server = served
+        .serve_http(HttpOptions::loopback(port).auth(auth))
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let alice = use_token(addr, "opaque-alice").await;
+    assert_eq!(alice.status, 200, "{alice:?}");
+    for token in ["opaque-elsewhere", "opaque-expired", "opaque-unknown"] {
+        assert_refused(&initialize(addr, Some(token)).await, token, token);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile input.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_tokens_are_refused_unread() {
+    let (server, _) = ops_with_jwt("http://auth.invalid").await;
+    let addr = server.local_addr();
+    // 1 MiB of header: hyper refuses the head before any of it is ours (431).
+    assert_eq!(oversized_head(addr, &"a".repeat(1024 * 1024)).await, 431);
+    // A JWT with 100,000 claims is well over a megabyte: the same.
+    let claims: serde_json::Map<String, Value> = (0..100_000).map(|n| (format!("c{n}"), json!(n))).collect();
+    let many = jwt(&json!({"alg": "RS256", "kid": "k"}), &Value::Object(claims));
+    assert!(many.len() > 1024 * 1024);
+    assert_eq!(oversized_head(addr, &many).await, 431);
+    // Past MAX_TOKEN (16 KiB) but within hyper's head limit: refused by length, not decoded.
+    let claims: serde_json::Map<String, Value> = (0..3_000).map(|n| (format!("c{n}"), json!(n))).collect();
+    let long = jwt(&json!({"alg": "RS256", "kid": "k"}), &Value::Object(claims));
+    assert!(long.len() > surface::auth::MAX_TOKEN);
+    let answer = initialize(addr, Some(&long)).await;
+    assert_refused(&answer, &long, "a token over MAX_TOKEN");
+    assert!(
+        answer
+            .header("www-authenticate")
+            .unwrap()
+            .contains("longer than 16384 bytes"),
+        "{answer:?}"
+    );
+}
+
+/// Sends a `POST /mcp` whose `Authorization` header carries `token` (the server may stop
+/// reading part-way) and answers the status it gets.
+async fn oversized_head(addr: SocketAddr, token: &str) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nAuthorization: Bearer {token}\r\n\r\n{{}}"
+    );
+    let (mut read, mut write) = stream.split();
+    let (_, answer) = tokio::join!(write.write_all(head.as_bytes()), async {
+        let mut raw = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), read.read_to_end(&mut raw)).await;
+        raw
+    });
+    let answer = String::from_utf8_lossy(&answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer:.200}"))
+}
+
+/// A misbehaving issuer: metadata pointing at a key set that is `jwks` (a status line and
+/// headers, then whatever the function writes), counting the key set's fetches.
+struct Hostile {
+    url: String,
+    fetches: Arc<AtomicUsize>,
+}
+
+#[derive(Clone, Copy)]
+enum Jwks {
+    /// A valid, empty key set.
+    Empty,
+    /// 50 MiB of key set.
+    Huge,
+    /// Headers, then a body that never ends.
+    Endless,
+}
+
+async fn hostile(jwks: Jwks) -> Hostile {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let (issuer, count) = (url.clone(), fetches.clone());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (issuer, count) = (issuer.clone(), count.clone());
+            tokio::spawn(async move {
+                let mut head = vec![0u8; 4096];
+                let n = stream.read(&mut head).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&head[..n]);
+                let path = head.split(' ').nth(1).unwrap_or_default();
+                if path.starts_with("/.well-known/") {
+                    let body = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")});
+                    let _ = stream.write_all(json_answer(&body.to_string()).as_bytes()).await;
+                    return;
+                }
+                count.fetch_add(1, Ordering::SeqCst);
+                match jwks {
+                    Jwks::Empty => {
+                        let _ = stream.write_all(json_answer(r#"{"keys":[]}"#).as_bytes()).await;
+                    }
+                    Jwks::Huge => {
+                        let size = 50 * 1024 * 1024;
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n{{\"keys\":["
+                        );
+                        if stream.write_all(head.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        let chunk = vec![b' '; 64 * 1024];
+                        for _ in 0..(size / chunk.len()) {
+                            if stream.write_all(&chunk).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Jwks::Endless => {
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+                        if stream.write_all(head.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        loop {
+                            if stream.write_all(b"1\r\n \r\n").await.is_err() {
+                                return;
+                            }
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    Hostile { url, fetches }
+}
+
+/// A whole `200` answer carrying the JSON `body`.
+fn json_answer(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// An unsigned JWT of `header` and `claims` (base64url, no padding).
+fn jwt(header: &Value, claims: &Value) -> String {
+    format!(
+        "{}.{}.c2ln",
+        base64url(header.to_string().as_bytes()),
+        base64url(claims.to_string().as_bytes())
+    )
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len() * 4 / 3 + 3);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (*b as u32) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// Asserts this process's resident memory grew by less than 16 MiB (slack for the allocator)
+/// since `before`.
+fn assert_rss_flat(before: Option<u64>, what: &str) {
+    if let (Some(before), Some(after)) = (before, rss_kib()) {
+        assert!(
+            after < before + 16 * 1024,
+            "{what}: RSS grew from {before} KiB to {after} KiB"
+        );
+    }
+}
+
+/// This process's resident memory, in KiB (Linux).
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_distinct_invalid_tokens_cost_at_most_one_key_fetch_a_second() {
+    let issuer = hostile(Jwks::Empty).await;
+    let auth = Auth::jwt(&issuer.url, "http://ops.invalid/mcp");
+    let before = rss_kib();
+    let started = Instant::now();
+    for n in 0..10_000 {
+        let token = if n % 2 == 0 {
+            jwt(
+                &json!({"alg": "RS256", "kid": format!("kid-{n}")}),
+                &json!({"sub": n}),
+            )
+        } else {
+            format!("garbage-{n}")
+        };
+        let refused = auth
+            .verify(&token)
+            .await
+            .expect_err("an invalid token is refused");
+        assert!(!refused.description().contains(&token));
+    }
+    let elapsed = started.elapsed();
+    let fetches = issuer.fetches.load(Ordering::SeqCst);
+    let bound = elapsed.as_secs() as usize + 2;
+    assert!(
+        fetches <= bound,
+        "{fetches} key-set fetches in {elapsed:?} (at most {bound})"
+    );
+    assert!(
+        elapsed < Duration::from_secs(60),
+        "10,000 refusals took {elapsed:?}"
+    );
+    // Refusals are not remembered.
+    assert_rss_flat(before, "10,000 refusals");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_or_endless_key_set_is_refused_within_the_bounds() {
+    for (jwks, what) in [
+        (Jwks::Huge, "a 50 MiB key set"),
+        (Jwks::Endless, "a key set that never ends"),
+    ] {
+        let issuer = hostile(jwks).await;
+        let auth = Auth::jwt(&issuer.url, "http://ops.invalid/mcp");
+        let before = rss_kib();
+        let started = Instant::now();
+        let token = jwt(&json!({"alg": "RS256", "kid": "k"}), &json!({"sub": "a"}));
+        let refused = auth.verify(&token).await.expect_err(what);
+        let elapsed = started.elapsed();
+        assert!(refused.description().contains("key"), "{what}: {refused}");
+        assert!(
+            elapsed < surface::auth::FETCH_TIMEOUT + Duration::from_secs(2),
+            "{what}: refused after {elapsed:?}"
+        );
+        assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1, "{what}");
+        // At most MAX_DOCUMENT (1 MiB) is read.
+        assert_rss_flat(before, what);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ops example's flags.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ops_takes_the_issuer_and_the_audience_together() {
+    let ops = common::ops_binary();
+    for flags in [
+        &["--auth-issuer", "http://localhost:1"][..],
+        &["--auth-audience", "http://127.0.0.1:1/mcp"][..],
+    ] {
+        let out = std::process::Command::new(&ops)
+            .args(["--http", "127.0.0.1:0"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--auth-issuer and --auth-audience go together"),
+            "{stderr}"
+        );
+    }
+    let port = free_port();
+    let audience = format!("http://127.0.0.1:{port}/mcp");
+    let (_child, addr) = common::raw_http::spawn_serving(
+        &ops,
+        &[
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--auth-audience",
+            &audience,
+            "--auth-issuer",
+            "http://localhost:1",
+        ],
+    )
+    .await;
+    let challenged = initialize(addr, None).await;
+    assert_first_challenge(&challenged, port);
+    let metadata = http_at(addr, "GET", "/.well-known/oauth-protected-resource", &[], "").await;
+    let document: Value = serde_json::from_str(&metadata.body).unwrap();
+    assert_eq!(document["authorization_servers"], json!(["http://localhost:1"]));
+    assert_eq!(document["resource"], json!(audience));
+}
