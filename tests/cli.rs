@@ -492,3 +492,62 @@ fn interrupted_is_130() {
     assert!(status.success());
     assert_eq!(follow.wait().unwrap().code(), Some(130));
 }
+
+/// In-process, a handler's stray `println!` goes to stderr: stdout is the one JSON value; and a
+/// stdout closed before anything is written (`| head -c0`) is a normal end, exit 0, no panic.
+#[test]
+fn stdout_is_data_only_and_a_closed_one_is_success_in_process() {
+    let spawned = run(&["proc_spawn", "--name", "stray"]);
+    assert_eq!(code(&spawned), 0, "{spawned:?}");
+    assert_eq!(stdout_json(&spawned)["name"], "stray", "{spawned:?}");
+    let stderr = String::from_utf8_lossy(&spawned.stderr);
+    assert!(
+        stderr.contains("spawned stray as 3"),
+        "the stray print went to stderr: {stderr}"
+    );
+
+    for args in [
+        &["proc_spawn", "--name", "closed"][..],
+        &["get", "load"],
+        &["list"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let closed = opsctl()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&closed.stderr);
+        assert_eq!(code(&closed), 0, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+/// Nobody serves the socket: every command, bespoke tools included, exits 3 with the
+/// transport failure (a bespoke tool's own `?` must not turn it into a refusal).
+#[test]
+fn cannot_reach_is_3_for_every_command() {
+    let socket = "/nonexistent/ops.sock";
+    for args in [
+        &["count"][..],
+        &["count", "--running"],
+        &["processes_view"],
+        &["proc_kill", "--pid", "2"],
+        &["load_sample"],
+        &["get", "load"],
+        &["keys", "processes"],
+    ] {
+        let gone = run(&[&["--socket", socket][..], args].concat());
+        assert_eq!(code(&gone), 3, "{args:?}: {gone:?}");
+        assert!(gone.stdout.is_empty(), "{args:?}");
+        let failure = stderr_json(&gone);
+        assert_eq!(failure["kind"], "transport", "{args:?}: {failure}");
+        assert!(
+            failure["message"].as_str().unwrap().contains(socket),
+            "{args:?}: {failure}"
+        );
+    }
+}

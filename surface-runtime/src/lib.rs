@@ -30,6 +30,8 @@ pub mod resource;
 pub mod rules;
 pub mod schema;
 mod spec;
+#[cfg(all(unix, any(feature = "mcp", feature = "cli")))]
+mod stdout;
 #[cfg(feature = "redis")]
 pub mod store;
 mod surface;

@@ -296,6 +296,7 @@ impl Cli {
             specs,
             local: self.local,
             socket: self.socket,
+            owns_stdout: false,
         })
     }
 }
@@ -333,6 +334,9 @@ pub struct BuiltCli {
     specs: Vec<(Option<String>, &'static SurfaceSpec)>,
     local: Option<LocalFactory>,
     socket: Option<SocketFactory>,
+    /// Set by [`BuiltCli::main`]: the process is this command's, so its stdout is kept for
+    /// data and a handler's stray print goes to stderr.
+    owns_stdout: bool,
 }
 
 fn first_line(text: &str) -> String {
@@ -477,7 +481,12 @@ impl BuiltCli {
 
     /// Runs the command on this process's arguments in a fresh runtime, and answers its exit
     /// code (see [`exit`]).
-    pub fn main(self) -> std::process::ExitCode {
+    ///
+    /// The process is the command's: once the arguments parse, its stdout is kept for the
+    /// command's data and file descriptor 1 points at stderr, so a handler's `println!` can
+    /// neither land before the JSON nor fail on a reader that closed the pipe.
+    pub fn main(mut self) -> std::process::ExitCode {
+        self.owns_stdout = true;
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         match runtime {
             Ok(rt) => std::process::ExitCode::from(rt.block_on(self.run(std::env::args_os()))),
@@ -506,14 +515,14 @@ impl BuiltCli {
                 return e.exit_code().clamp(0, 255) as u8;
             }
         };
+        let out = Out::new(self.owns_stdout);
         tokio::select! {
-            code = self.dispatch(&matches) => code.unwrap_or_else(|Stop(code)| code),
+            code = self.dispatch(&matches, &out) => code.unwrap_or_else(|Stop(code)| code),
             _ = tokio::signal::ctrl_c() => exit::INTERRUPTED,
         }
     }
 
-    async fn dispatch(&self, matches: &ArgMatches) -> Result<u8, Stop> {
-        let out = Out::stdout();
+    async fn dispatch(&self, matches: &ArgMatches, out: &Out) -> Result<u8, Stop> {
         let (name, sub) = matches.subcommand().expect("a subcommand is required");
         match name {
             "list" => out.value(&self.list(sub.get_flag("json"))).map(|()| exit::OK),
@@ -547,9 +556,9 @@ impl BuiltCli {
                         let changes = link
                             .within(timeout, |d| async move { d.watch(row.member).await }, row)
                             .await?;
-                        follow(changes, &out, |c| Some(change_json(c))).await
+                        follow(changes, out, |c| Some(change_json(c))).await
                     }
-                    _ => self.get(row, sub, &link, timeout, &out).await,
+                    _ => self.get(row, sub, &link, timeout, out).await,
                 }
             }
             tool => {
@@ -558,7 +567,7 @@ impl BuiltCli {
                     .iter()
                     .find(|t| t.row.name == tool)
                     .expect("clap checked it");
-                self.call(tool, sub, matches, &out).await
+                self.call(tool, sub, matches, out).await
             }
         }
     }
@@ -700,7 +709,8 @@ impl BuiltCli {
         {
             Ok(answer) => answer,
             Err(_) => Err(timed_out(timeout(matches))),
-        };
+        }
+        .map_err(|f| link.0.judge(f));
         if sub.get_flag("json") {
             out.value(&whole_answer(&answer))?;
         }
@@ -792,6 +802,7 @@ impl BuiltCli {
             timeout: timeout(matches),
             slot: tokio::sync::OnceCell::new(),
             specs: self.specs.clone(),
+            lost: std::sync::OnceLock::new(),
         })))
     }
 }
@@ -925,18 +936,42 @@ async fn follow(
 /// stdout: one JSON value (indented on a terminal, compact in a pipe) or JSON lines.
 struct Out {
     pretty: bool,
+    /// The real stdout, kept when the process is the command's (fd 1 then writes to stderr).
+    data: Option<std::fs::File>,
 }
 
 impl Out {
-    fn stdout() -> Self {
+    /// The process's stdout; with `own`, kept for data alone (see [`BuiltCli::main`]).
+    fn new(own: bool) -> Self {
+        #[cfg(unix)]
+        let data = own
+            .then(|| crate::stdout::keep().ok().map(std::fs::File::from))
+            .flatten();
+        #[cfg(not(unix))]
+        let data: Option<std::fs::File> = {
+            let _ = own;
+            None
+        };
         Out {
-            pretty: std::io::stdout().is_terminal(),
+            pretty: data
+                .as_ref()
+                .map_or_else(|| std::io::stdout().is_terminal(), |f| f.is_terminal()),
+            data,
         }
     }
 
     fn raw(&self, bytes: &[u8]) -> Result<(), Stop> {
-        let mut stdout = std::io::stdout().lock();
-        match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        let written = match &self.data {
+            Some(data) => {
+                let mut data: &std::fs::File = data;
+                data.write_all(bytes).and_then(|()| data.flush())
+            }
+            None => {
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(bytes).and_then(|()| stdout.flush())
+            }
+        };
+        match written {
             Ok(()) => Ok(()),
             // A reader that has what it wanted (`| head -1`): done, successfully.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Stop(exit::OK)),
@@ -974,6 +1009,9 @@ struct Connector {
     timeout: Duration,
     slot: tokio::sync::OnceCell<Result<Connected, Failure>>,
     specs: Vec<(Option<String>, &'static SurfaceSpec)>,
+    /// The first failure to reach the served side, whatever a bespoke tool then made of it
+    /// (its `?` turns it into its own error): the command could not reach, and says so.
+    lost: std::sync::OnceLock<Failure>,
 }
 
 struct Connected {
@@ -1020,6 +1058,25 @@ impl Connector {
 
     async fn dispatch(&self, owner: Option<&str>) -> Result<Arc<dyn Dispatch>, Failure> {
         self.bundle().await?.dispatch_for(owner)
+    }
+
+    /// `answer`, noting a failure to reach the served side.
+    fn heard<T>(&self, answer: Result<T, Failure>) -> Result<T, Failure> {
+        if let Err(f) = &answer
+            && matches!(f.kind, FailureKind::Transport { .. })
+        {
+            let _ = self.lost.set(f.clone());
+        }
+        answer
+    }
+
+    /// A tool's failure as the command reports it: the served side unreachable if it was, so
+    /// "cannot reach" exits the same for every command.
+    fn judge(&self, f: Failure) -> Failure {
+        match self.lost.get() {
+            Some(lost) if !matches!(f.kind, FailureKind::Transport { .. }) => lost.clone(),
+            _ => f,
+        }
     }
 }
 
@@ -1089,44 +1146,44 @@ struct LazyDispatch {
     connector: Arc<Connector>,
 }
 
+impl LazyDispatch {
+    async fn dispatch(&self) -> Result<Arc<dyn Dispatch>, Failure> {
+        self.connector.dispatch(self.owner.as_deref()).await
+    }
+}
+
 impl Dispatch for LazyDispatch {
     fn spec(&self) -> &'static SurfaceSpec {
         self.spec
     }
     fn read<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
         Box::pin(async move {
-            self.connector
-                .dispatch(self.owner.as_deref())
-                .await?
-                .read(member)
-                .await
+            let answer = async { self.dispatch().await?.read(member).await };
+            self.connector.heard(answer.await)
         })
     }
     fn read_item<'a>(&'a self, member: &'a str, id: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
         Box::pin(async move {
-            let d = self.connector.dispatch(self.owner.as_deref()).await?;
-            d.read_item(member, id).await
+            let answer = async { self.dispatch().await?.read_item(member, id).await };
+            self.connector.heard(answer.await)
         })
     }
     fn write<'a>(&'a self, member: &'a str, write: Write) -> BoxFuture<'a, Result<(), Failure>> {
         Box::pin(async move {
-            let d = self.connector.dispatch(self.owner.as_deref()).await?;
-            d.write(member, write).await
+            let answer = async { self.dispatch().await?.write(member, write).await };
+            self.connector.heard(answer.await)
         })
     }
     fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
         Box::pin(async move {
-            self.connector
-                .dispatch(self.owner.as_deref())
-                .await?
-                .watch(member)
-                .await
+            let answer = async { self.dispatch().await?.watch(member).await };
+            self.connector.heard(answer.await)
         })
     }
     fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
         Box::pin(async move {
-            let d = self.connector.dispatch(self.owner.as_deref()).await?;
-            d.call(procedure, input).await
+            let answer = async { self.dispatch().await?.call(procedure, input).await };
+            self.connector.heard(answer.await)
         })
     }
 }

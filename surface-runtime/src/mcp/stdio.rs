@@ -7,7 +7,7 @@
 
 use std::io;
 #[cfg(unix)]
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The protocol's reader and writer.
@@ -22,25 +22,11 @@ pub(crate) fn take() -> io::Result<Io> {
     Ok((Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout())))
 }
 
-#[cfg(unix)]
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
 /// Takes stdin and the real stdout for the protocol, and points fd 1 at stderr.
 #[cfg(unix)]
 pub(crate) fn take() -> io::Result<Io> {
-    // SAFETY: plain descriptor calls; each new descriptor is owned exactly once below.
-    let (protocol_out, protocol_in) = unsafe {
-        let out = cvt(libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3))?;
-        cvt(libc::dup2(2, 1))?;
-        let input = cvt(libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3))?;
-        (OwnedFd::from_raw_fd(out), OwnedFd::from_raw_fd(input))
-    };
+    let protocol_out = crate::stdout::keep()?;
+    let protocol_in = crate::stdout::duplicate(0)?;
     let reader: Box<dyn AsyncRead + Send + Unpin> = if is_fifo(&protocol_in) {
         Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(protocol_in)?)
     } else {
