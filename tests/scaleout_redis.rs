@@ -1188,3 +1188,39 @@ async fn a_reroster_through_one_instance_recomposes_every_instance() {
     let on_c_refusal = on_c.request("tools/call", retired).await;
     assert_eq!(sentence(&on_c_refusal), sentence(&on_a_refusal));
 }
+
+/// A store URL nothing answers at, or that is not a Redis URL, is one sentence naming the URL
+/// and the cause, and exit 1: never a panic (dropping the store's runtime inside the caller's
+/// panicked). Needs no redis-server.
+#[test]
+fn an_unreachable_or_malformed_store_url_is_a_sentence_and_exit_1() {
+    let bin = ops_binary();
+    for url in [
+        "redis://127.0.0.1:1/",
+        "unix:///nonexistent/redis.sock",
+        "redis+unix:///nonexistent/redis.sock",
+        "notaurl",
+    ] {
+        let out = Command::new(&bin)
+            .args(["--http", "127.0.0.1:0", "--redis", url])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{url}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{url}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{url}: one sentence: {stderr}");
+        assert!(
+            lines[0].starts_with("ops: ") && lines[0].contains(url),
+            "{url}: {stderr}"
+        );
+    }
+}
+
+/// The same in-process, from inside a runtime as a server's `main` is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connecting_inside_a_runtime_to_nothing_fails_without_a_panic() {
+    let e = RedisStore::connect("redis://127.0.0.1:1/", "ops").unwrap_err();
+    assert!(e.to_string().contains("redis://127.0.0.1:1/"), "{e}");
+}

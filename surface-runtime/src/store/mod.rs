@@ -138,7 +138,8 @@ impl fmt::Debug for RedisStore {
 impl RedisStore {
     /// Connects to the Redis at `url` (`redis://127.0.0.1:6379/`) for the surface `surface`
     /// (its keys are `surface:<surface>:…`), and starts following its change channel. Fails
-    /// when Redis does not answer within [`OP_TIMEOUT`].
+    /// with one sentence naming `url` and the cause when `url` is not a Redis URL or Redis does
+    /// not answer within [`OP_TIMEOUT`] (never a panic, inside a runtime or not).
     ///
     /// Callable from anywhere (inside or outside a runtime): the store runs its connection on
     /// a small runtime of its own.
@@ -157,11 +158,17 @@ impl RedisStore {
             .set_response_timeout(Some(Duration::from_secs(2)))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
-        let con = wait(&handle, {
+        let con = match wait(&handle, {
             let client = client.clone();
             async move { client.get_connection_manager_with_config(config).await }
-        })
-        .map_err(|e| StoreError::new(format!("the store is unreachable ({url}): {e}")))?;
+        }) {
+            Ok(con) => con,
+            Err(e) => {
+                // Dropped here, inside a caller's runtime, it would panic (as `Inner` says).
+                runtime.shutdown_background();
+                return Err(StoreError::new(format!("the store is unreachable ({url}): {e}")));
+            }
+        };
         let prefix = format!("surface:{surface}");
         let inner = Arc::new(Inner {
             url: url.to_owned(),
