@@ -21,7 +21,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use surface::auth::Auth;
-use surface::mcp::{HttpOptions, HttpServer};
+use surface::context::ToolContext;
+use surface::mcp::{BundleClient, HttpOptions, HttpServer, McpServer};
+use surface::{Failure, tool};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
@@ -79,6 +81,18 @@ async fn list_tools(addr: SocketAddr, token: &str, session: &str) -> Answer {
         &body.to_string(),
     )
     .await
+}
+
+/// A 2026-07-28 `POST` of `body` with `Authorization: <bearer>` and `extra` headers.
+async fn post_modern(addr: SocketAddr, bearer: &str, extra: &[(&str, &str)], body: &Value) -> Answer {
+    let mut headers = vec![
+        JSON,
+        ACCEPT,
+        ("Authorization", bearer),
+        ("MCP-Protocol-Version", "2026-07-28"),
+    ];
+    headers.extend_from_slice(extra);
+    http(addr, "POST", &headers, &body.to_string()).await
 }
 
 /// Asserts `answer` is the `401` challenge for a request without a token, to the ops endpoint
@@ -330,6 +344,13 @@ async fn issuer_and_ops() -> Option<(Issuer, HttpServer, String, SocketAddr)> {
     Some((issuer, server, audience, addr))
 }
 
+/// A running issuer, a free port for a server of its own and that server's audience.
+async fn issuer_and_port() -> Option<(Issuer, u16, String)> {
+    let issuer = Issuer::start().await?;
+    let port = free_port();
+    Some((issuer, port, format!("http://127.0.0.1:{port}/mcp")))
+}
+
 /// Initializes with `token` and lists the tools in that session: the statuses.
 async fn use_token(addr: SocketAddr, token: &str) -> Answer {
     let opened = initialize(addr, Some(token)).await;
@@ -356,18 +377,7 @@ async fn tokens_the_issuer_signs_are_accepted_and_every_forgery_refused() {
     // The 2026-07-28 era is stateless: the token rides every request.
     let bearer = format!("Bearer {good}");
     let modern = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}});
-    let discovered = http(
-        addr,
-        "POST",
-        &[
-            JSON,
-            ACCEPT,
-            ("Authorization", &bearer),
-            ("MCP-Protocol-Version", "2026-07-28"),
-        ],
-        &modern.to_string(),
-    )
-    .await;
+    let discovered = post_modern(addr, &bearer, &[], &modern).await;
     assert_ne!(discovered.status, 401, "{discovered:?}");
 
     let iat = now();
@@ -508,11 +518,9 @@ async fn a_session_belongs_to_its_subject_not_to_its_token() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opaque_tokens_are_introspected() {
-    let Some(mut issuer) = Issuer::start().await else {
+    let Some((mut issuer, port, audience)) = issuer_and_port().await else {
         return;
     };
-    let port = free_port();
-    let audience = format!("http://127.0.0.1:{port}/mcp");
     issuer
         .ask(json!({"op": "opaque", "token": "opaque-alice", "claims": {
             "sub": "alice", "aud": audience, "scope": "ops.read", "exp": now() + 600, "iss": issuer.url}}))
@@ -537,6 +545,85 @@ async fn opaque_tokens_are_introspected() {
     for token in ["opaque-elsewhere", "opaque-expired", "opaque-unknown"] {
         assert_refused(&initialize(addr, Some(token)).await, token, token);
     }
+}
+
+/// Who is calling, as the tool sees it.
+#[tool(read_only)]
+async fn whoami(_client: &ops::OpsClient, ctx: ToolContext) -> Result<Value, Failure> {
+    let who = ctx.principal().expect("an authenticated call has a principal");
+    Ok(json!({
+        "issuer": who.issuer(),
+        "subject": who.subject(),
+        "scopes": who.scopes(),
+        "tenant": who.claim::<String>("tenant"),
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_sees_who_calls_in_both_eras() {
+    let Some((mut issuer, port, audience)) = issuer_and_port().await else {
+        return;
+    };
+    let ops = Arc::new(ops::Ops::new());
+    let served = McpServer::new("whoami", "0")
+        .core(ops::core().tool(WhoamiTool))
+        .view(ops::PROCESSES)
+        .client(move || BundleClient::with_core(ops::OpsClient::direct(ops.clone())))
+        .start()
+        .unwrap();
+    let options = HttpOptions::loopback(port).auth(ops::ops_auth(&issuer.url, &audience));
+    let server = served.serve_http(options).await.unwrap();
+    let addr = server.local_addr();
+    let token = issuer
+        .token(
+            &audience,
+            json!({"scope": "ops.read ops.admin", "tenant": "acme"}),
+        )
+        .await;
+    let bearer = format!("Bearer {token}");
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}});
+    let expected = json!({"issuer": issuer.url, "subject": "alice",
+        "scopes": ["ops.read", "ops.admin"], "tenant": "acme"});
+
+    // Legacy: in a session (the direct path answers it once the client is initialized).
+    let opened = initialize(addr, Some(&token)).await;
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+    let legacy = [
+        JSON,
+        ACCEPT,
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    http(addr, "POST", &legacy, &initialized.to_string()).await;
+    // Plain, the direct path answers it; with a progress token, rmcp's own loop does.
+    let mut with_progress = call.clone();
+    with_progress["params"]["_meta"] = json!({"progressToken": 1});
+    for body in [&call, &with_progress] {
+        let answer = http(addr, "POST", &legacy, &body.to_string()).await;
+        assert_eq!(
+            answer.message()["result"]["structuredContent"],
+            expected,
+            "{body}: {answer:?}"
+        );
+    }
+
+    // 2026-07-28: stateless, the token on the request itself.
+    let mut modern = call.clone();
+    modern["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "auth", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let routing = [("Mcp-Method", "tools/call"), ("Mcp-Name", "whoami")];
+    let answer = post_modern(addr, &bearer, &routing, &modern).await;
+    assert_eq!(
+        answer.message()["result"]["structuredContent"],
+        expected,
+        "{answer:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(work());
 //! ```
 
+use crate::Principal;
 use crate::ask::{Answer, Ask, AskError, Asking, ElicitForm, Elicitation, Root, Sample, Sampled};
 use crate::tool::CancellationToken;
 use futures::future::BoxFuture;
@@ -85,6 +86,8 @@ pub struct ToolContext {
     reporter: Option<Arc<dyn Reporter>>,
     /// How many asks of each kind (elicit, sample, roots) the call made: their default keys.
     asked: Arc<[AtomicUsize; 3]>,
+    /// Who called, when the face identified them.
+    principal: Option<Arc<Principal>>,
 }
 
 tokio::task_local! {
@@ -98,7 +101,32 @@ impl ToolContext {
             cancel,
             reporter,
             asked: Arc::default(),
+            principal: None,
         }
+    }
+
+    /// The same context, calling on behalf of `principal` (a face sets it when it identified
+    /// the caller).
+    pub fn with_principal(mut self, principal: Option<Arc<Principal>>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// Who is calling, when the face identified them: on Streamable HTTP with authentication
+    /// (`HttpOptions::auth`), the verified token's subject, scopes and claims, for the tool's
+    /// own decisions (which rows it may see, say). `None` on a face that identifies nobody.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use surface_runtime::Principal;
+    /// use surface_runtime::context::ToolContext;
+    /// let ctx = ToolContext::default()
+    ///     .with_principal(Some(Arc::new(Principal::new("https://auth.example", "alice"))));
+    /// assert_eq!(ctx.principal().map(Principal::subject), Some("alice"));
+    /// assert!(ToolContext::default().principal().is_none());
+    /// ```
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
     }
 
     /// The context of the call running on this task (a face sets it with [`ToolContext::scope`]);
@@ -240,6 +268,7 @@ impl FromCall for ToolContext {
             cancel,
             reporter: current.reporter,
             asked: current.asked,
+            principal: current.principal,
         }
     }
 }

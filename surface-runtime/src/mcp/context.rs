@@ -127,5 +127,19 @@ pub(crate) fn for_request(
         filter,
         asks: round.asks(),
     };
-    ToolContext::new(context.ct.clone(), Some(Arc::new(reporter)))
+    ToolContext::new(context.ct.clone(), Some(Arc::new(reporter))).with_principal(principal(context))
+}
+
+/// The caller a face identified for this request (an authenticated HTTP request's), if any: put
+/// in the request's extensions by the direct path, or in its HTTP parts on rmcp's.
+pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
+    let direct = context.extensions.get::<crate::Principal>();
+    #[cfg(feature = "http")]
+    let direct = direct.or_else(|| {
+        context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::Principal>())
+    });
+    direct.cloned().map(Arc::new)
 }

@@ -343,8 +343,7 @@ impl Direct {
         // A client that goes away cancels its call, as rmcp's stateless path does.
         let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
-        let context = context(request.id, ct, self.quiet.clone());
-        drop(parts);
+        let context = context(request.id, ct, self.quiet.clone(), parts);
         let mut inner = request.request;
         let context = take_meta(&mut inner, context);
         let answer = rmcp::Service::handle_request(&Session::new(handler), inner, context).await;
@@ -390,8 +389,7 @@ impl Direct {
             in_flight.insert(request_id.clone(), ct.clone());
         }
         let handler = Handler::new(self.shared.clone(), state);
-        let context = context(request.id, ct.child_token(), peer);
-        drop(parts);
+        let context = context(request.id, ct.child_token(), peer, parts);
         let mut inner = request.request;
         let context = take_meta(&mut inner, context);
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
@@ -569,11 +567,19 @@ fn normalize(host: &str) -> String {
 }
 
 /// The handler's context, as rmcp's loop builds it, but for the HTTP parts rmcp's loop puts in
-/// its extensions: nothing of surface's reads them (a `ToolContext` does not reach the request
-/// context), and they cost an allocation to put there and another to drop.
-fn context(id: RequestId, ct: CancellationToken, peer: Peer<RoleServer>) -> RequestContext<RoleServer> {
+/// its extensions: they cost an allocation to put there and another to drop, and of them
+/// surface reads only the caller's [`Principal`](crate::Principal), which goes in alone.
+fn context(
+    id: RequestId,
+    ct: CancellationToken,
+    peer: Peer<RoleServer>,
+    mut parts: Parts,
+) -> RequestContext<RoleServer> {
     let mut context = RequestContext::new(id, peer);
     context.ct = ct;
+    if let Some(principal) = parts.extensions.remove::<crate::Principal>() {
+        context.extensions.insert(principal);
+    }
     context
 }
 
