@@ -145,6 +145,9 @@ pub(crate) struct ToolEntry {
     /// the MCP face serves views.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub view: Option<&'static str>,
+    /// Whether calling it changes state (what the audit trail records).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub mutates: bool,
 }
 
 /// What produced a tool, owned (a row outlives the roster it was built from).
@@ -232,6 +235,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 },
                 input,
                 view: None,
+                mutates,
             },
         });
     }
@@ -256,6 +260,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 },
                 input: Arc::new((d.input)()),
                 view: d.view,
+                mutates: d.mutates,
             },
         });
     }
@@ -307,6 +312,7 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                     },
                     input: Arc::new(input),
                     view: None,
+                    mutates: false,
                 },
             }
         })
@@ -387,6 +393,7 @@ pub(crate) fn tool_table(
                 target: ToolTarget::Root { tool: tool.clone() },
                 input: Arc::new((d.input)()),
                 view: d.view,
+                mutates: d.mutates,
             },
         });
     }

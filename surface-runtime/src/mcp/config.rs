@@ -22,6 +22,8 @@ pub(crate) struct Settings {
     /// ([`MAX_IN_FLIGHT`]), the longest line ([`MAX_LINE`]) and how long a stalled writer is
     /// waited for at the end ([`CLOSE_STALL`]).
     pub(crate) transport: Limits,
+    /// Which calls leave an audit event.
+    pub(crate) audit: super::audit::Audit,
 }
 
 impl Default for Settings {
@@ -29,6 +31,7 @@ impl Default for Settings {
         Settings {
             max_subscriptions: MAX_SUBSCRIPTIONS,
             transport: Limits::default(),
+            audit: super::audit::Audit::Off,
         }
     }
 }

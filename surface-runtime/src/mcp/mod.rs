@@ -24,6 +24,7 @@
 
 mod apps;
 mod asking;
+mod audit;
 mod completion;
 mod config;
 mod content;
@@ -55,6 +56,7 @@ pub use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
+pub use audit::{AUDIT_TARGET, Audit};
 pub use config::{CLOSE_STALL, ClientFactory, Instructions, MAX_IN_FLIGHT, MAX_LINE, MAX_SUBSCRIPTIONS};
 pub use generation::CompositionError;
 #[cfg(feature = "http")]
@@ -174,6 +176,22 @@ impl McpServer {
     /// ```
     pub fn close_stall(mut self, stall: std::time::Duration) -> Self {
         self.settings.transport.close_stall = stall;
+        self
+    }
+
+    /// Leaves one structured `tracing` event per call of a mutating tool, on every transport
+    /// (default [`Audit::Off`]): at `info`, target [`AUDIT_TARGET`] (`surface::audit`), with
+    /// fields `subject` (the caller's, `-` when the transport identifies nobody), `issuer`,
+    /// `tool`, `outcome` (`ok`, `failed: <why>`, `interrupted`) and `duration_ms`; `arguments`
+    /// (JSON) only with [`Audit::MutationsWithArguments`]. The library installs no subscriber:
+    /// route the target where an audit trail belongs.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::{Audit, McpServer};
+    /// let server = McpServer::new("ops", "1.0.0").audit(Audit::Mutations);
+    /// ```
+    pub fn audit(mut self, audit: Audit) -> Self {
+        self.settings.audit = audit;
         self
     }
 

@@ -116,6 +116,9 @@ impl Handler {
             request.input_responses,
             request.request_state,
         )?;
+        let audited = super::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
+            serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
+        });
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
                 let call = super::context::for_request(&context, self.state.log.clone(), &round);
@@ -125,7 +128,13 @@ impl Handler {
                 ));
                 match round.run(run).await {
                     Ok(answer) => answer,
-                    Err(halt) => return halt.into(),
+                    Err(halt) => {
+                        if let Some(audited) = audited {
+                            let principal = super::context::principal(&context);
+                            audited.end(principal.as_deref(), name, "interrupted");
+                        }
+                        return halt.into();
+                    }
                 }
             }
             Err(e) => Err(Failure::new(
@@ -135,6 +144,13 @@ impl Handler {
                 format!("invalid argument `{}`: {}", e.field, e.message),
             )),
         };
+        if let Some(audited) = audited {
+            let outcome = match &answer {
+                Ok(_) => "ok".to_owned(),
+                Err(failure) => format!("failed: {}", failure.message),
+            };
+            audited.end(super::context::principal(&context).as_deref(), name, &outcome);
+        }
         let result = match answer {
             Ok(output) => results::success(output),
             Err(failure) => results::failure(failure),
