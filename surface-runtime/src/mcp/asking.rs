@@ -27,10 +27,10 @@ use crate::ask::{Answer, Ask, AskError, Role, Root, Sample, Sampled};
 use crate::failure::Failure;
 use futures::task::AtomicWaker;
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ErrorData, InputRequest,
-    InputRequests, InputRequiredResult, InputResponses, ProtocolVersion, RequestStateCodec, SealOptions,
+    ClientCapabilities, ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProtocolVersion, RequestStateCodec, SealOptions, ServerRequest,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -66,7 +66,8 @@ struct Rounds {
 }
 
 enum Era {
-    Legacy(Peer<RoleServer>),
+    /// The session's peer, and how long an ask waits for its answer.
+    Legacy(Peer<RoleServer>, Duration),
     Modern(Rounds),
 }
 
@@ -106,7 +107,7 @@ impl CallAsks {
         let capability = ask.capability();
         let declared = match (&self.capabilities, &self.era) {
             (Capabilities::Known(caps), _) => declares(caps, capability),
-            (Capabilities::Session, Era::Legacy(peer)) => peer
+            (Capabilities::Session, Era::Legacy(peer, _)) => peer
                 .peer_info()
                 .is_some_and(|info| declares(&info.capabilities, capability)),
             (Capabilities::Session, Era::Modern(_)) => false,
@@ -121,8 +122,8 @@ impl CallAsks {
         }
         let (method, params) = request_of(&ask);
         match &self.era {
-            Era::Legacy(peer) => {
-                let answer = send(peer, method, params).await?;
+            Era::Legacy(peer, timeout) => {
+                let answer = send(peer, method, params, *timeout).await?;
                 parse_answer(&ask, &answer)
             }
             Era::Modern(rounds) => {
@@ -181,22 +182,29 @@ fn request_of(ask: &Ask) -> (&'static str, Value) {
     }
 }
 
-/// Sends a legacy session the request and answers the result as JSON.
-async fn send(peer: &Peer<RoleServer>, method: &str, params: Value) -> Result<Value, AskError> {
+/// Sends a legacy session the request and answers the result as JSON, waiting at most
+/// `timeout` (then rmcp tells the host the request is cancelled and forgets it).
+async fn send(
+    peer: &Peer<RoleServer>,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value, AskError> {
     let failed = |e: &dyn std::fmt::Display| AskError::Failed(format!("{method}: {e}"));
-    let encode = |e: serde_json::Error| AskError::Failed(format!("cannot encode the {method} request: {e}"));
-    let answer = match method {
-        "elicitation/create" => {
-            let params: ElicitRequestParams = serde_json::from_value(params).map_err(encode)?;
-            serde_json::to_value(peer.create_elicitation(params).await.map_err(|e| failed(&e))?)
-        }
-        "sampling/createMessage" => {
-            let params: CreateMessageRequestParams = serde_json::from_value(params).map_err(encode)?;
-            serde_json::to_value(peer.create_message(params).await.map_err(|e| failed(&e))?)
-        }
-        _ => serde_json::to_value(peer.list_roots().await.map_err(|e| failed(&e))?),
-    };
-    answer.map_err(|e| failed(&e))
+    let request: ServerRequest = serde_json::from_value(json!({ "method": method, "params": params }))
+        .map_err(|e| AskError::Failed(format!("cannot encode the {method} request: {e}")))?;
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+        .await
+        .map_err(|e| failed(&e))?;
+    match handle.await_response().await {
+        Ok(answer) => serde_json::to_value(answer).map_err(|e| failed(&e)),
+        Err(ServiceError::Timeout { .. }) => Err(failed(&format_args!(
+            "no answer within {} s (McpServer::ask_timeout)",
+            timeout.as_secs_f64()
+        ))),
+        Err(e) => Err(failed(&e)),
+    }
 }
 
 /// Reads the host's answer to `ask` (an `ElicitResult`, `CreateMessageResult` or
@@ -314,6 +322,7 @@ impl Round {
         arguments: impl FnOnce() -> Value,
         responses: Option<InputResponses>,
         state: Option<String>,
+        ask_timeout: Duration,
     ) -> Result<Round, ErrorData> {
         if !is_modern(context) {
             // rmcp's `client_capabilities` for a request outside the 2026-07-28 lifecycle: its
@@ -324,7 +333,7 @@ impl Round {
                 None => Capabilities::Session,
             };
             return Ok(Round::new(
-                Era::Legacy(context.peer.clone()),
+                Era::Legacy(context.peer.clone(), ask_timeout),
                 capabilities,
                 Vec::new(),
             ));
@@ -377,7 +386,7 @@ impl Round {
         let mut call = std::pin::pin!(call);
         let rounds = match &self.asks.era {
             Era::Modern(rounds) => Some(rounds),
-            Era::Legacy(_) => None,
+            Era::Legacy(..) => None,
         };
         let outcome = std::future::poll_fn(|cx| {
             if let Some(rounds) = rounds {

@@ -13,6 +13,11 @@ use tokio_util::sync::CancellationToken;
 /// of its open listen streams together): each costs a task and a feed.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
+/// How long a call waits by default for the host's answer to one ask on a legacy session
+/// (`elicitation/create`, `sampling/createMessage`, `roots/list`): a person may take a while
+/// over a form, but not forever.
+pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The bounds the builder sets for every session (each with its documented default).
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
@@ -24,6 +29,8 @@ pub(crate) struct Settings {
     pub(crate) transport: Limits,
     /// Which calls leave an audit event.
     pub(crate) audit: super::audit::Audit,
+    /// How long one ask waits for the host's answer ([`ASK_TIMEOUT`]).
+    pub(crate) ask_timeout: std::time::Duration,
 }
 
 impl Default for Settings {
@@ -32,6 +39,7 @@ impl Default for Settings {
             max_subscriptions: MAX_SUBSCRIPTIONS,
             transport: Limits::default(),
             audit: super::audit::Audit::Off,
+            ask_timeout: ASK_TIMEOUT,
         }
     }
 }

@@ -57,7 +57,9 @@ pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
 pub use audit::{AUDIT_TARGET, Audit};
-pub use config::{CLOSE_STALL, ClientFactory, Instructions, MAX_IN_FLIGHT, MAX_LINE, MAX_SUBSCRIPTIONS};
+pub use config::{
+    ASK_TIMEOUT, CLOSE_STALL, ClientFactory, Instructions, MAX_IN_FLIGHT, MAX_LINE, MAX_SUBSCRIPTIONS,
+};
 pub use generation::CompositionError;
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer};
@@ -192,6 +194,24 @@ impl McpServer {
     /// ```
     pub fn audit(mut self, audit: Audit) -> Self {
         self.settings.audit = audit;
+        self
+    }
+
+    /// How long a call waits for the host's answer to one ask it sends a legacy session
+    /// (`ctx.elicit`, `ctx.sample`, `ctx.roots`; default [`ASK_TIMEOUT`], 5 minutes). Past it
+    /// the host is sent `notifications/cancelled` for the ask and the call's ask fails with
+    /// `AskError::Failed` ("no answer within N s"), so the call ends. An answer that cannot be
+    /// read (a malformed error, say) fails the ask at once, with `AskError::Failed`. (A
+    /// 2026-07-28 request holds nothing between rounds: its asks need no timeout.)
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::{McpServer, ASK_TIMEOUT};
+    /// # use std::time::Duration;
+    /// assert_eq!(ASK_TIMEOUT, Duration::from_secs(300));
+    /// let server = McpServer::new("ops", "1.0.0").ask_timeout(Duration::from_secs(60));
+    /// ```
+    pub fn ask_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.settings.ask_timeout = timeout;
         self
     }
 

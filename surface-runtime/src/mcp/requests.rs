@@ -115,6 +115,7 @@ impl Handler {
             || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
             request.input_responses,
             request.request_state,
+            self.shared.settings.ask_timeout,
         )?;
         let audited = super::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
             serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
@@ -187,6 +188,7 @@ impl Handler {
             || serde_json::to_value(&request.arguments).unwrap_or_default(),
             request.input_responses,
             request.request_state,
+            self.shared.settings.ask_timeout,
         )?;
         let call = super::context::for_request(&context, self.state.log.clone(), &round);
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));

@@ -12,13 +12,18 @@
 //!   is *written* (or the request was cancelled while in flight), so a client that pipelines
 //!   thousands of calls without reading cannot make the server buffer their answers. Only a
 //!   request in flight gives a permit back: cancelling an unknown or answered id gives none,
-//!   and a second request reusing an id in flight is refused;
+//!   and a second request reusing an id in flight is refused. Answers to the server's own
+//!   requests (asks) never take a permit, and while any ask awaits its answer input is read
+//!   past the bound (up to the bound's worth of messages waiting their turn, requests beyond
+//!   that refused with -32000): the answers that free the calls are always reached;
 //! - every line that is not a notification is answered: a line that is not JSON gets -32700
 //!   with `"id": null`; JSON that is not a JSON-RPC request gets -32600, carrying the request's
 //!   `id` whenever it had a usable one; valid JSON serde cannot hold (a number like `1e400`,
 //!   nesting deeper than 128) gets -32700 with its `id`; a line over [`Limits::max_line`] bytes
-//!   gets -32600 with its `id` when the id came before the cut. [`decode_line`] decides all of it and
-//!   is a pure function (fuzzed);
+//!   gets -32600 with its `id` when the id came before the cut. An answer to one of the
+//!   server's own requests that cannot be read (`{"id":3,"error":{"code":"x"}}`) is no request:
+//!   it is handed to rmcp as an error answer to that id, so the ask waiting on it fails at once.
+//!   [`decode_line`] decides all of it and is a pure function (fuzzed);
 //! - no answer is lost at EOF: at the end of input, `receive` reports the end only once every
 //!   request in flight has been answered (long-lived `subscriptions/listen` streams excepted),
 //!   and `close` waits for the writer as long as it makes progress — a slow reader gets every
@@ -36,10 +41,10 @@ use crate::batch::{BATCH, Written, write_batches};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcRequest,
-    RequestId, ServerJsonRpcMessage,
+    RequestId, ServerJsonRpcMessage, ServerNotification,
 };
 use rmcp::transport::Transport;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -87,6 +92,9 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
+/// JSON-RPC's implementation-defined server error: a request read past the in-flight bound
+/// only to reach the answers behind it.
+const SERVER_BUSY: i32 = -32000;
 
 /// One queued write: the bytes, and whether writing them gives a request permit back.
 struct Frame {
@@ -131,7 +139,7 @@ impl InFlight {
 }
 
 /// `receive` is cancel-safe (rmcp's loop selects on it): bytes read stay in `buf`, a parsed
-/// message waiting for its permit stays in `pending`, owed error answers stay in `owed`.
+/// message waiting for its permit stays in `parked`, owed error answers stay in `owed`.
 pub(crate) struct FastTransport<R> {
     reader: R,
     buf: Vec<u8>,
@@ -139,7 +147,16 @@ pub(crate) struct FastTransport<R> {
     /// Dropping the rest of an oversized line.
     skipping: bool,
     eof: bool,
-    pending: Option<ClientJsonRpcMessage>,
+    /// Messages read, in order, behind a request waiting for its permit: one, or up to the
+    /// in-flight bound while the server waits for answers to its own requests.
+    parked: VecDeque<ClientJsonRpcMessage>,
+    /// The server's own requests (asks) awaiting the client's answer: while there are any,
+    /// input is read past the in-flight bound, so the answers that free calls are reached.
+    asking: HashSet<RequestId>,
+    /// How many messages may wait in `parked` and `owed` together (the in-flight bound).
+    park: usize,
+    /// The input has ended (what is parked is still served).
+    input_done: bool,
     /// Error answers the transport owes, each waiting for a permit.
     owed: VecDeque<Vec<u8>>,
     /// Requests received and not yet answered.
@@ -167,7 +184,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             start: 0,
             skipping: false,
             eof: false,
-            pending: None,
+            parked: VecDeque::new(),
+            asking: HashSet::new(),
+            park: limits.in_flight.max(1),
+            input_done: false,
             owed: VecDeque::new(),
             in_flight: Arc::default(),
             direct: None,
@@ -323,6 +343,21 @@ pub fn decode_line(line: &[u8]) -> Decoded {
             "Parse error: the line is not JSON",
         ));
     }
+    // An answer to one of the server's own requests that cannot be read: the request it
+    // answers fails with why (an ask must end), and nothing is written back to an answer.
+    if let (Kind::Object, Some(raw), None, true, Err(e)) =
+        (outline.kind, outline.id, outline.method, outline.answer, &parsed)
+        && !is_syntax(e)
+        && let Ok(id) = serde_json::from_slice::<RequestId>(raw)
+    {
+        return Decoded::Message(JsonRpcMessage::error(
+            rmcp::model::ErrorData::invalid_request(
+                format!("the client's answer could not be read: {e}"),
+                None,
+            ),
+            Some(id),
+        ));
+    }
     match (outline.kind, outline.id, parsed) {
         (Kind::Object, None, Ok(m)) => Decoded::Message(m),
         (Kind::Object, None, Err(_)) if outline.method.is_some() => Decoded::Ignore,
@@ -334,6 +369,7 @@ pub fn decode_line(line: &[u8]) -> Decoded {
         (Kind::Object, id, Err(e)) if is_syntax(&e) => {
             Decoded::Refuse(error_answer(id, PARSE_ERROR, &format!("Parse error: {e}")))
         }
+
         (Kind::Object, id, Err(e)) => Decoded::Refuse(error_answer(
             id,
             INVALID_REQUEST,
@@ -495,6 +531,8 @@ pub struct Outline<'a> {
     pub id: Option<&'a [u8]>,
     /// The raw text of its first `"method"` value, likewise.
     pub method: Option<&'a [u8]>,
+    /// It has a top-level `"result"` or `"error"`: the shape of an answer.
+    pub answer: bool,
 }
 
 /// Outlines a JSON text without building it and without recursion (nesting depth costs
@@ -514,6 +552,7 @@ pub fn outline(text: &[u8]) -> Outline<'_> {
         complete: false,
         id: None,
         method: None,
+        answer: false,
     };
     c.ws();
     let body = match c.peek() {
@@ -590,6 +629,7 @@ impl<'a> Cursor<'a> {
             match key {
                 b"\"id\"" if o.id.is_none() => o.id = Some(value),
                 b"\"method\"" if o.method.is_none() => o.method = Some(value),
+                b"\"result\"" | b"\"error\"" => o.answer = true,
                 _ => {}
             }
             self.ws();
@@ -791,6 +831,91 @@ fn oversized(prefix: &[u8], max_line: usize) -> Decoded {
     ))
 }
 
+impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
+    /// Takes a permit if one is free: `Some(false)` when none is, `None` once they are closed
+    /// (nobody reads the answers any more).
+    fn take_permit(&self) -> Option<bool> {
+        match self.permits.try_acquire() {
+            Ok(permit) => {
+                permit.forget();
+                Some(true)
+            }
+            Err(tokio::sync::TryAcquireError::NoPermits) => Some(false),
+            Err(tokio::sync::TryAcquireError::Closed) => None,
+        }
+    }
+
+    /// A message just read: an answer to the server's own request goes to rmcp at once
+    /// (answered), a cancellation takes effect at once, anything else waits its turn. A
+    /// request read past the bound (`full`: read only for the answers behind it) is refused.
+    fn arrived(&mut self, message: ClientJsonRpcMessage, full: bool) -> Option<ClientJsonRpcMessage> {
+        match &message {
+            JsonRpcMessage::Response(r) => {
+                self.asking.remove(&r.id);
+                return Some(message);
+            }
+            JsonRpcMessage::Error(e) => {
+                if let Some(id) = &e.id {
+                    self.asking.remove(id);
+                }
+                return Some(message);
+            }
+            // rmcp drops the answer of a request cancelled in flight: its permit comes back
+            // now (a direct one's call is cancelled too). A request still waiting here is
+            // dropped before it runs. An unknown or answered id gives nothing back.
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                {
+                    if let Some(slot) = self.in_flight.slots().remove(id) {
+                        self.permits.add_permits(1);
+                        if let Slot::Direct(cancel) = slot {
+                            cancel();
+                        }
+                    }
+                    self.parked
+                        .retain(|m| !matches!(m, JsonRpcMessage::Request(r) if &r.id == id));
+                }
+            }
+            JsonRpcMessage::Request(r) if full => {
+                let id = serde_json::to_vec(&r.id).ok();
+                self.owed.push_back(error_answer(
+                    id.as_deref(),
+                    SERVER_BUSY,
+                    &format!(
+                        "Server busy: {} requests are in flight and more are waiting while the server waits for answers to its own requests; send it again later",
+                        self.park
+                    ),
+                ));
+                return None;
+            }
+            JsonRpcMessage::Request(_) => {}
+        }
+        self.parked.push_back(message);
+        None
+    }
+
+    /// The end of input: reported once every call in flight is answered, so rmcp's bounded
+    /// drain never cuts one off. (An answer arriving cancels this wait in rmcp's select; the
+    /// next `receive` looks again.)
+    fn end(&self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send + 'static {
+        let in_flight = self.in_flight.clone();
+        async move {
+            loop {
+                let waiting = in_flight
+                    .slots()
+                    .values()
+                    .any(|slot| !matches!(slot, Slot::Loop { listen: true }));
+                if !waiting {
+                    return None;
+                }
+                // A direct answer done wakes this; an answer from rmcp's loop cancels it.
+                in_flight.done.notified().await;
+            }
+        }
+    }
+}
+
 impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransport<R> {
     type Error = io::Error;
 
@@ -806,6 +931,20 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             _ => None,
         };
         let permit = id.is_some_and(|id| self.in_flight.slots().remove(id).is_some());
+        match &item {
+            JsonRpcMessage::Request(r) => {
+                self.asking.insert(r.id.clone());
+            }
+            // rmcp gave up on one (its timeout): no answer is awaited any more.
+            JsonRpcMessage::Notification(n) => {
+                if let ServerNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                {
+                    self.asking.remove(id);
+                }
+            }
+            _ => {}
+        }
         let sent = match (frame(&item), &self.tx) {
             (Ok(bytes), Some(tx)) => tx.send(Frame { bytes, permit }).map_err(|_| closed()),
             (Ok(_), None) => Err(closed()),
@@ -819,77 +958,68 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
+            // What waits for a permit goes first, in order, as far as permits go.
             while !self.owed.is_empty() {
-                // Cancel-safe: cancelled while waiting, the answer stays owed.
-                self.permits.acquire().await.ok()?.forget();
+                if !self.take_permit()? {
+                    break;
+                }
                 let bytes = self.owed.pop_front()?;
                 self.tx.as_ref()?.send(Frame { bytes, permit: true }).ok()?;
             }
-            if let Some(message) = &self.pending {
-                match message {
-                    JsonRpcMessage::Request(r) => {
-                        if self.in_flight.slots().contains_key(&r.id) {
-                            let id = serde_json::to_vec(&r.id).ok();
-                            self.owed.push_back(error_answer(
-                                id.as_deref(),
-                                INVALID_REQUEST,
-                                "Invalid request: a request with this id is already in flight",
-                            ));
-                            self.pending = None;
-                            continue;
-                        }
-                        self.permits.acquire().await.ok()?.forget();
-                        let Some(JsonRpcMessage::Request(r)) = self.pending.take() else {
-                            unreachable!("matched above")
-                        };
-                        let Some(r) = self.answer_directly(r) else {
-                            continue;
-                        };
-                        let listen = matches!(r.request, ClientRequest::SubscriptionsListenRequest(_));
-                        self.in_flight.slots().insert(r.id.clone(), Slot::Loop { listen });
-                        return Some(JsonRpcMessage::Request(r));
-                    }
-                    // rmcp drops the answer of a request cancelled in flight: its permit
-                    // comes back now (a direct one's call is cancelled too). An unknown or
-                    // answered id gives nothing back.
-                    JsonRpcMessage::Notification(n) => {
-                        if let ClientNotification::CancelledNotification(c) = &n.notification
-                            && let Some(id) = &c.params.request_id
-                        {
-                            let slot = self.in_flight.slots().remove(id);
-                            if let Some(slot) = slot {
-                                self.permits.add_permits(1);
-                                if let Slot::Direct(cancel) = slot {
-                                    cancel();
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
+            if let Some(front) = self.parked.front() {
+                let JsonRpcMessage::Request(r) = front else {
+                    return self.parked.pop_front();
+                };
+                if self.in_flight.slots().contains_key(&r.id) {
+                    let id = serde_json::to_vec(&r.id).ok();
+                    self.owed.push_back(error_answer(
+                        id.as_deref(),
+                        INVALID_REQUEST,
+                        "Invalid request: a request with this id is already in flight",
+                    ));
+                    self.parked.pop_front();
+                    continue;
                 }
-                return self.pending.take();
+                if self.take_permit()? {
+                    let Some(JsonRpcMessage::Request(r)) = self.parked.pop_front() else {
+                        unreachable!("matched above")
+                    };
+                    let Some(r) = self.answer_directly(r) else {
+                        continue;
+                    };
+                    let listen = matches!(r.request, ClientRequest::SubscriptionsListenRequest(_));
+                    self.in_flight.slots().insert(r.id.clone(), Slot::Loop { listen });
+                    return Some(JsonRpcMessage::Request(r));
+                }
             }
-            match self.next_line().await {
-                Some(Decoded::Message(m)) => self.pending = Some(m),
-                Some(Decoded::Ignore) => {}
-                Some(Decoded::Refuse(answer)) => self.owed.push_back(answer),
-                None => {
-                    // The end of input: report it once every call in flight is answered, so
-                    // rmcp's bounded drain never cuts one off. (An answer arriving cancels
-                    // this wait in rmcp's select; the next `receive` looks again.)
-                    loop {
-                        let waiting = self
-                            .in_flight
-                            .slots()
-                            .values()
-                            .any(|slot| !matches!(slot, Slot::Loop { listen: true }));
-                        if !waiting {
-                            return None;
+            let waiting = !self.owed.is_empty() || !self.parked.is_empty();
+            if !waiting && self.input_done {
+                return self.end().await;
+            }
+            // At the bound input is not read — except while the server waits for answers to
+            // its own requests: those answers free the calls that hold the permits, so not
+            // reading them would wait forever. Then up to the bound's worth of messages wait
+            // their turn, and requests past that are refused until room comes back.
+            let queued = self.parked.len() + self.owed.len();
+            let full = queued >= self.park;
+            let read =
+                !self.input_done && (queued == 0 || (!self.asking.is_empty() && queued < 2 * self.park));
+            let permits = self.permits.clone();
+            tokio::select! {
+                biased;
+                // Cancel-safe: a permit not taken stays with the semaphore.
+                got = permits.acquire(), if waiting => drop(got.ok()?),
+                line = self.next_line(), if read => match line {
+                    Some(Decoded::Message(m)) => {
+                        if let Some(m) = self.arrived(m, full) {
+                            return Some(m);
                         }
-                        // A direct answer done wakes this; an answer from rmcp's loop cancels it.
-                        self.in_flight.done.notified().await;
                     }
-                }
+                    Some(Decoded::Ignore) => {}
+                    Some(Decoded::Refuse(answer)) => self.owed.push_back(answer),
+                    None => self.input_done = true,
+                },
+                else => return None,
             }
         }
     }
