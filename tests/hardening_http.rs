@@ -170,3 +170,155 @@ async fn a_lower_body_limit_is_honoured() {
     assert!(refused.body.contains("1024 bytes"), "{refused:?}");
     assert_eq!(initialize(addr).await.status, 200);
 }
+
+/// A complete keep-alive `ping` request (stateless 2026-07-28, so it needs no session).
+fn ping_request(addr: SocketAddr) -> String {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "hardening", "version": "0"}}}})
+    .to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Reads from `stream` until a whole response head has arrived, or `within` passes; answers
+/// what was read (empty when the server closed or said nothing).
+async fn read_head(stream: &mut tokio::net::TcpStream, within: Duration) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let _ = tokio::time::timeout(within, async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+            if got.windows(4).any(|w| w == b"\r\n\r\n") {
+                return;
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// Whether the server closes `stream` (a read ends; what is left of an answer is skipped)
+/// within `within`.
+async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(within, async {
+        while let Ok(n @ 1..) = stream.read(&mut buf).await {
+            let _ = n;
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// `max_connections(N)`: N open connections are served; connection N+1 is accepted by the
+/// kernel but not served until one of the N closes, and then it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_capped_and_the_next_waits_for_a_free_place() {
+    use tokio::io::AsyncWriteExt;
+    const N: usize = 4;
+    let (_server, addr) = serve(HttpOptions::loopback(0).max_connections(N)).await;
+    let mut held = Vec::new();
+    for _ in 0..N {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(ping_request(addr).as_bytes()).await.unwrap();
+        let head = read_head(&mut stream, Duration::from_secs(10)).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head:?}");
+        held.push(stream);
+    }
+    let mut next = tokio::net::TcpStream::connect(addr).await.unwrap();
+    next.write_all(ping_request(addr).as_bytes()).await.unwrap();
+    let waiting = read_head(&mut next, Duration::from_millis(1500)).await;
+    assert_eq!(waiting, "", "connection N+1 was served while N were open");
+    drop(held.pop());
+    let head = read_head(&mut next, Duration::from_secs(10)).await;
+    assert!(
+        head.starts_with("HTTP/1.1 200"),
+        "served once a place was free: {head:?}"
+    );
+}
+
+/// `header_read_timeout`: a client sending its head a byte at a time is closed once the
+/// timeout has passed since its first byte; one that sends its head in time is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_head_is_closed_at_the_header_read_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let options = HttpOptions::loopback(0)
+        .header_read_timeout(Duration::from_secs(1))
+        .keep_alive_timeout(Duration::from_secs(30));
+    let (_server, addr) = serve(options).await;
+    let request = ping_request(addr);
+    let mut slow = Vec::new();
+    for _ in 0..3 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(b"P").await.unwrap();
+        slow.push(stream);
+    }
+    let started = std::time::Instant::now();
+    // A byte every 200 ms: never the whole head within the second.
+    let mut sent = 1;
+    while started.elapsed() < Duration::from_millis(800) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for stream in &mut slow {
+            let _ = stream.write_all(&request.as_bytes()[sent..sent + 1]).await;
+        }
+        sent += 1;
+    }
+    for stream in &mut slow {
+        assert!(
+            closed_within(stream, Duration::from_secs(3)).await,
+            "a slow head outlived the header-read timeout"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(4));
+    let mut prompt = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    prompt.write_all(request.as_bytes()).await.unwrap();
+    let head = read_head(&mut prompt, Duration::from_secs(10)).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head:?}");
+}
+
+/// `keep_alive_timeout`: a kept-alive connection with no request for longer than the timeout
+/// is closed; one whose next request comes in time is served again. A fresh connection that
+/// never sends a byte is closed the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_connection_is_closed_at_the_keep_alive_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let options = HttpOptions::loopback(0)
+        .header_read_timeout(Duration::from_secs(30))
+        .keep_alive_timeout(Duration::from_secs(1));
+    let (_server, addr) = serve(options).await;
+    let request = ping_request(addr);
+    let mut busy = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    for stream in [&mut busy, &mut idle] {
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let head = read_head(stream, Duration::from_secs(10)).await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head:?}");
+    }
+    // Drain the rest of each first answer, then keep one connection busy twice a second.
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        busy.write_all(request.as_bytes()).await.unwrap();
+        let head = read_head(&mut busy, Duration::from_secs(10)).await;
+        assert!(
+            head.contains("HTTP/1.1 200"),
+            "a kept-alive connection in use is served: {head:?}"
+        );
+    }
+    assert!(
+        closed_within(&mut idle, Duration::from_secs(2)).await,
+        "an idle kept-alive connection outlived the keep-alive timeout"
+    );
+    let mut silent = silent;
+    assert!(closed_within(&mut silent, Duration::from_secs(2)).await);
+}

@@ -32,6 +32,11 @@
 //! not exist (or no longer does) answers `404`, as a `POST` to it does; a body that is not JSON
 //! answers `400` with a `-32700` parse error, and JSON that is not a JSON-RPC message `400`
 //! with `-32600`.
+//!
+//! Connections are bounded too, at the listener: at most [`HttpOptions::max_connections`]
+//! open (the next waits in the kernel's backlog), each closed when a request's head takes
+//! longer than [`HttpOptions::header_read_timeout`] or when it sits without a request for
+//! [`HttpOptions::keep_alive_timeout`] (`http_conn.rs`).
 
 use super::http_direct::{Claim, Direct, Routed};
 use super::{ServeError, ServedMcp};
@@ -64,6 +69,9 @@ pub struct HttpOptions {
     max_sessions: usize,
     pub(super) session_idle_timeout: Option<Duration>,
     max_body: usize,
+    max_connections: usize,
+    header_read_timeout: Duration,
+    keep_alive_timeout: Duration,
     /// Where sessions and their SSE events live when several instances serve one surface.
     #[cfg(feature = "redis")]
     store: Option<crate::store::RedisStore>,
@@ -84,6 +92,9 @@ impl HttpOptions {
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             session_idle_timeout: Some(Self::DEFAULT_SESSION_IDLE_TIMEOUT),
             max_body: Self::DEFAULT_MAX_BODY,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            keep_alive_timeout: Self::DEFAULT_KEEP_ALIVE_TIMEOUT,
             #[cfg(feature = "redis")]
             store: None,
             #[cfg(feature = "auth")]
@@ -161,6 +172,77 @@ impl HttpOptions {
     /// See [`max_body`](Self::max_body).
     pub fn get_max_body(&self) -> usize {
         self.max_body
+    }
+
+    /// Default of [`max_connections`](Self::max_connections): 1,024 connections.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+    /// Default of [`header_read_timeout`](Self::header_read_timeout): 10 seconds.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default of [`keep_alive_timeout`](Self::keep_alive_timeout): 60 seconds.
+    pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// How many TCP connections are served at once (default
+    /// [`DEFAULT_MAX_CONNECTIONS`](Self::DEFAULT_MAX_CONNECTIONS), at least 1). When that
+    /// many are open the server stops accepting: one more connection waits in the kernel's
+    /// listen backlog (its client sees a slow connect, or a refusal once the backlog is full)
+    /// and is served as soon as an open one closes. Each open connection costs memory (tens of
+    /// kB) and a file descriptor: keep it below the process's descriptor limit. An open
+    /// `GET` or `subscriptions/listen` stream holds its connection for as long as it lasts.
+    ///
+    /// ```
+    /// let options = surface_runtime::mcp::HttpOptions::loopback(0).max_connections(256);
+    /// assert_eq!(options.get_max_connections(), 256);
+    /// ```
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// See [`max_connections`](Self::max_connections).
+    pub fn get_max_connections(&self) -> usize {
+        self.max_connections
+    }
+
+    /// How long a client may take to send a request's head (request line and headers) once
+    /// its first byte has arrived (default
+    /// [`DEFAULT_HEADER_READ_TIMEOUT`](Self::DEFAULT_HEADER_READ_TIMEOUT)). Past it the
+    /// connection is closed without an answer: a client sending its headers a byte at a time
+    /// cannot hold a connection.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let options = surface_runtime::mcp::HttpOptions::loopback(0).header_read_timeout(Duration::from_secs(5));
+    /// assert_eq!(options.get_header_read_timeout(), Duration::from_secs(5));
+    /// ```
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// See [`header_read_timeout`](Self::header_read_timeout).
+    pub fn get_header_read_timeout(&self) -> Duration {
+        self.header_read_timeout
+    }
+
+    /// How long a connection may stay open with no request on it (default
+    /// [`DEFAULT_KEEP_ALIVE_TIMEOUT`](Self::DEFAULT_KEEP_ALIVE_TIMEOUT)): from its opening, or
+    /// from the end of its last response, until the first byte of the next request. Past it
+    /// the connection is closed (a client reconnects for its next request). A response being
+    /// sent, however long (an SSE stream), is never idle.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let options = surface_runtime::mcp::HttpOptions::loopback(0).keep_alive_timeout(Duration::from_secs(15));
+    /// assert_eq!(options.get_keep_alive_timeout(), Duration::from_secs(15));
+    /// ```
+    pub fn keep_alive_timeout(mut self, timeout: Duration) -> Self {
+        self.keep_alive_timeout = timeout;
+        self
+    }
+
+    /// See [`keep_alive_timeout`](Self::keep_alive_timeout).
+    pub fn get_keep_alive_timeout(&self) -> Duration {
+        self.keep_alive_timeout
     }
 
     /// Default of [`max_sessions`](Self::max_sessions): 10,000 sessions.
@@ -317,6 +399,7 @@ impl ServedMcp {
             .local_addr()
             .map_err(|e| ServeError(format!("the bound socket has no address: {e}")))?;
         let stop = self.shared.closed.child_token();
+        let limits = Limits::of(&options);
         let shared = self.shared.clone();
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
@@ -335,7 +418,7 @@ impl ServedMcp {
                 sessions,
                 config,
             ));
-            let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
+            let accept = tokio::spawn(accept_loop(listener, limits, service, gate, stop.clone()));
             return Ok(HttpServer {
                 local_addr,
                 path: options.path,
@@ -359,7 +442,7 @@ impl ServedMcp {
             manager,
             config,
         ));
-        let accept = tokio::spawn(accept_loop(listener, service, gate, stop.clone()));
+        let accept = tokio::spawn(accept_loop(listener, limits, service, gate, stop.clone()));
         Ok(HttpServer {
             local_addr,
             path: options.path,
@@ -384,13 +467,42 @@ fn refuse_remote(options: &HttpOptions) -> Result<(), ServeError> {
 /// the manager that shares sessions across instances.
 type Service<M> = StreamableHttpService<super::session::Handler, M>;
 
+/// The listener's bounds on connections (see [`HttpOptions::max_connections`],
+/// [`HttpOptions::header_read_timeout`] and [`HttpOptions::keep_alive_timeout`]).
+#[derive(Clone, Copy)]
+struct Limits {
+    connections: usize,
+    header: Duration,
+    idle: Duration,
+}
+
+impl Limits {
+    fn of(options: &HttpOptions) -> Limits {
+        Limits {
+            connections: options.max_connections,
+            header: options.header_read_timeout,
+            idle: options.keep_alive_timeout,
+        }
+    }
+}
+
 async fn accept_loop<M: SessionManager>(
     listener: TcpListener,
+    limits: Limits,
     service: Arc<Service<M>>,
     gate: Arc<Gate>,
     stop: CancellationToken,
 ) {
+    let open = Arc::new(tokio::sync::Semaphore::new(limits.connections));
     loop {
+        // A slot before accepting: at the bound, new connections wait in the kernel's backlog.
+        let slot = tokio::select! {
+            _ = stop.cancelled() => return,
+            slot = open.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => return,
+            },
+        };
         let (stream, _peer) = tokio::select! {
             _ = stop.cancelled() => return,
             accepted = listener.accept() => match accepted {
@@ -409,9 +521,21 @@ async fn accept_loop<M: SessionManager>(
         let gate = gate.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
+            let _slot = slot;
+            let watch = super::http_conn::Watch::new();
+            let stream = super::http_conn::Timed::new(stream, watch.clone(), limits.header, limits.idle);
             let handler = service_fn(move |request: hyper::Request<Incoming>| {
                 let (service, gate) = (service.clone(), gate.clone());
-                async move { Ok::<_, Infallible>(gate.handle(&service, request).await) }
+                let active = watch.begin();
+                async move {
+                    let response = gate.handle(&service, request).await;
+                    Ok::<_, Infallible>(response.map(|body| {
+                        BoxBody::new(super::http_conn::Tracked {
+                            body,
+                            active: Some(active),
+                        })
+                    }))
+                }
             });
             let connection =
                 hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler);

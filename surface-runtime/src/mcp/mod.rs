@@ -38,6 +38,8 @@ mod http;
 #[cfg(feature = "auth")]
 mod http_auth;
 #[cfg(feature = "http")]
+mod http_conn;
+#[cfg(feature = "http")]
 mod http_direct;
 mod hub;
 mod link;
