@@ -1187,3 +1187,32 @@ impl Dispatch for LazyDispatch {
         })
     }
 }
+
+/// The argv face's flag parser alone, for fuzzing: the flags a tool whose input schema is
+/// `schema` gets, applied to `argv` (without the binary's name), and the input object they
+/// spell, or clap's refusal as text.
+///
+/// ```
+/// let schema = serde_json::json!({"type": "object", "properties": {"pid": {"type": "integer"}}});
+/// let schema = schema.as_object().unwrap();
+/// let input = surface_runtime::cli::__parse_flags(schema, &["--pid".into(), "2".into()]).unwrap();
+/// assert_eq!(input["pid"], 2);
+/// assert!(surface_runtime::cli::__parse_flags(schema, &["--pid".into(), "x".into()]).is_err());
+/// ```
+#[doc(hidden)]
+pub fn __parse_flags(schema: &Map<String, Value>, argv: &[String]) -> Result<Map<String, Value>, String> {
+    let fields = flags::fields(schema);
+    let mut command = Command::new("tool").no_binary_name(true);
+    for field in &fields {
+        for arg in flags::args(field) {
+            command = command.arg(arg);
+        }
+    }
+    let command = command.arg(
+        Arg::new("input")
+            .long("input")
+            .conflicts_with_all(flags::ids(&fields)),
+    );
+    let matches = command.try_get_matches_from(argv).map_err(|e| e.to_string())?;
+    Ok(flags::object(&fields, &matches))
+}
