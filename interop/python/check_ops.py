@@ -28,6 +28,9 @@ from mcp.shared.exceptions import MCPError
 warnings.simplefilter("ignore")  # subscribe/unsubscribe are deprecated at 2026-07-28; we test legacy on purpose
 
 OPS = sys.argv[1]
+# The transports to check (default both); `http` alone for a server that serves only HTTP, such
+# as examples/axum_app (ops mounted at /mcp beside the app's own routes).
+TRANSPORTS = sys.argv[2:] or ["stdio", "http"]
 INSTRUCTIONS = "Everything here is about processes, not files."
 TOOLS = {"proc_spawn", "proc_kill", "load_sample", "count", "processes_view"}
 RESOURCES = {
@@ -177,7 +180,7 @@ async def run_checks(tag: str, mode: str, client: Client, updates: list[str]) ->
 
 
 async def main() -> int:
-    for transport in ("stdio", "http"):
+    for transport in TRANSPORTS:
         for mode in ("auto", "legacy"):
             try:
                 await scenario(transport, mode)

@@ -27,7 +27,7 @@ pub struct ToolDescriptor {
     /// Produces its advertised input schema.
     pub input: fn() -> InputSchema,
     /// The URI of the MCP Apps view it is bound to (`#[tool(view = PANEL)]`), if any: hosts
-    /// that render views show that page with its answer (see [`crate::view`]).
+    /// that render views show that page with its answer (see [`crate::view`](mod@crate::view)).
     pub view: Option<&'static str>,
 }
 

@@ -49,9 +49,19 @@ pub async fn exchange_at(
 /// `bin args…` as a child serving Streamable HTTP: the child (killed on drop) and the address
 /// it reports on stderr (`… http://ADDR/mcp …`). The rest of its stderr is drained.
 pub async fn spawn_serving(bin: &std::path::Path, args: &[&str]) -> (tokio::process::Child, SocketAddr) {
+    spawn_serving_with(bin, args, &[]).await
+}
+
+/// [`spawn_serving`] with `env` set for the child.
+pub async fn spawn_serving_with(
+    bin: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, SocketAddr) {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -152,3 +162,35 @@ fn dechunk(mut body: &str) -> String {
     }
     out
 }
+
+/// Opens a legacy (2025-11-25) session at `/mcp` and says `notifications/initialized`:
+/// its `Mcp-Session-Id`.
+pub async fn legacy_session(addr: SocketAddr) -> String {
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let answer = http(addr, "POST", &[JSON, ACCEPT], &init.to_string()).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    let session = answer
+        .header("mcp-session-id")
+        .expect("a stateful session")
+        .to_owned();
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let answer = legacy_post(addr, &session, &initialized).await;
+    assert_eq!(answer.status, 202, "{answer:?}");
+    session
+}
+
+/// `message` posted to `/mcp` in the legacy `session`.
+pub async fn legacy_post(addr: SocketAddr, session: &str, message: &Value) -> Answer {
+    let headers = [
+        JSON,
+        ACCEPT,
+        ("Mcp-Session-Id", session),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    http(addr, "POST", &headers, &message.to_string()).await
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");

@@ -38,6 +38,7 @@
 //! longer than [`HttpOptions::header_read_timeout`] or when it sits without a request for
 //! [`HttpOptions::keep_alive_timeout`] (`http_conn.rs`).
 
+use super::drain::{self, Drain, Flight};
 use super::http_direct::{Claim, Direct, Routed};
 use super::{ServeError, ServedMcp};
 use bytes::Bytes;
@@ -72,6 +73,7 @@ pub struct HttpOptions {
     max_connections: usize,
     header_read_timeout: Duration,
     keep_alive_timeout: Duration,
+    drain_timeout: Duration,
     /// Where sessions and their SSE events live when several instances serve one surface.
     #[cfg(feature = "redis")]
     store: Option<crate::store::RedisStore>,
@@ -95,6 +97,7 @@ impl HttpOptions {
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             keep_alive_timeout: Self::DEFAULT_KEEP_ALIVE_TIMEOUT,
+            drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
             #[cfg(feature = "redis")]
             store: None,
             #[cfg(feature = "auth")]
@@ -245,6 +248,29 @@ impl HttpOptions {
         self.keep_alive_timeout
     }
 
+    /// Default of [`drain_timeout`](Self::drain_timeout): 10 seconds.
+    pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// How long a graceful shutdown ([`HttpServer::shutdown`], [`HttpService::shutdown`])
+    /// waits for the calls in flight to be answered (default
+    /// [`DEFAULT_DRAIN_TIMEOUT`](Self::DEFAULT_DRAIN_TIMEOUT)). Meanwhile new requests answer
+    /// `503`; after it, every session and stream ends whether or not its calls were answered.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// let options = surface_runtime::mcp::HttpOptions::loopback(0).drain_timeout(Duration::from_secs(2));
+    /// assert_eq!(options.get_drain_timeout(), Duration::from_secs(2));
+    /// ```
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// See [`drain_timeout`](Self::drain_timeout).
+    pub fn get_drain_timeout(&self) -> Duration {
+        self.drain_timeout
+    }
+
     /// Default of [`max_sessions`](Self::max_sessions): 10,000 sessions.
     pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
     /// Default of [`session_idle_timeout`](Self::session_idle_timeout): 5 minutes.
@@ -357,7 +383,7 @@ impl HttpOptions {
 pub struct HttpServer {
     local_addr: SocketAddr,
     path: String,
-    stop: CancellationToken,
+    service: HttpService,
     accept: JoinHandle<()>,
 }
 
@@ -379,10 +405,88 @@ impl HttpServer {
             .map_err(|e| ServeError(format!("the HTTP server stopped abnormally: {e}")))
     }
 
-    /// Stops accepting and ends every HTTP session of this server (other transports go on).
-    pub async fn shutdown(self) -> Result<(), ServeError> {
-        self.stop.cancel();
-        self.waiting().await
+    /// Shuts down gracefully: new requests answer `503` while the calls in flight are answered
+    /// (at most [`HttpOptions::drain_timeout`]), then it stops accepting and ends every HTTP
+    /// session and stream of this server (other transports go on). Answers whether every call
+    /// in flight was answered in time.
+    pub async fn shutdown(self) -> Result<bool, ServeError> {
+        let answered = self.service.shutdown().await;
+        self.waiting().await.map(|()| answered)
+    }
+}
+
+/// The MCP endpoint as a `tower::Service` over `http::Request`s, to mount in a web service of
+/// your own — `axum::Router::new().nest_service("/mcp", served.http_service())` — behind your
+/// own layers (tracing, CORS, compression, timeouts) and listener (TLS, HTTP/2). It serves
+/// whatever path it is handed; sessions, their bounds, the `Host` and `Origin` checks and the
+/// direct path are exactly [`ServedMcp::serve_http`]'s, which is a listener around this.
+/// Cheap to clone: every clone is the same endpoint.
+///
+/// Shut it down with [`shutdown`](Self::shutdown) (e.g. in axum's
+/// `with_graceful_shutdown`, before the server waits for its connections): the calls in flight
+/// are answered, then the sessions and their streams end, so no connection is held open.
+#[derive(Clone)]
+pub struct HttpService {
+    inner: Arc<Endpoint>,
+}
+
+struct Endpoint {
+    gate: Gate,
+    route: Route,
+    stop: CancellationToken,
+    drain_timeout: Duration,
+}
+
+/// rmcp's service, with the session manager the options chose.
+enum Route {
+    Local(Service<LocalSessionManager>),
+    #[cfg(feature = "redis")]
+    Shared(Service<crate::store::sse::SharedSessions>),
+}
+
+impl HttpService {
+    /// Answers one request.
+    fn respond<B>(&self, request: hyper::Request<B>) -> impl Future<Output = Response> + Send + use<B>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let endpoint = self.inner.clone();
+        async move {
+            match &endpoint.route {
+                Route::Local(service) => endpoint.gate.handle(service, request).await,
+                #[cfg(feature = "redis")]
+                Route::Shared(service) => endpoint.gate.handle(service, request).await,
+            }
+        }
+    }
+
+    /// Shuts the endpoint down gracefully: new requests answer `503` while the calls in flight
+    /// are answered (at most [`HttpOptions::drain_timeout`]), then every session and stream it
+    /// serves ends. Answers whether every call in flight was answered in time.
+    pub async fn shutdown(&self) -> bool {
+        let answered = self.inner.gate.drain.drain(self.inner.drain_timeout).await;
+        self.inner.stop.cancel();
+        answered
+    }
+}
+
+impl<B> tower_service::Service<hyper::Request<B>> for HttpService
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = std::pin::Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: hyper::Request<B>) -> Self::Future {
+        let answer = self.respond(request);
+        Box::pin(async move { Ok(answer.await) })
     }
 }
 
@@ -398,8 +502,42 @@ impl ServedMcp {
         let local_addr = listener
             .local_addr()
             .map_err(|e| ServeError(format!("the bound socket has no address: {e}")))?;
+        let service = self.endpoint(&options, Some(&options.path))?;
+        let accept = tokio::spawn(accept_loop(listener, Limits::of(&options), service.clone()));
+        Ok(HttpServer {
+            local_addr,
+            path: options.path,
+            service,
+            accept,
+        })
+    }
+
+    /// The MCP endpoint as a `tower::Service` (see [`HttpService`]) with the default
+    /// [`HttpOptions`]: loopback `Host` and `Origin` only, the default bounds. Call it inside a
+    /// tokio runtime.
+    ///
+    /// ```no_run
+    /// # async fn run(served: surface_runtime::mcp::ServedMcp) {
+    /// let mcp = served.http_service();
+    /// // axum::Router::new().route("/", get(home)).nest_service("/mcp", mcp.clone())
+    /// # }
+    /// ```
+    pub fn http_service(&self) -> HttpService {
+        self.http_service_with(&HttpOptions::loopback(0))
+            .expect("the default options set up no authentication, the one thing that can fail")
+    }
+
+    /// [`http_service`](Self::http_service) with `options`' bounds, allowed hosts, store and
+    /// authentication; their address and path are the listener's business, not the service's.
+    /// Fails only when the authentication cannot be set up.
+    pub fn http_service_with(&self, options: &HttpOptions) -> Result<HttpService, ServeError> {
+        self.endpoint(options, None)
+    }
+
+    /// The one endpoint both [`serve_http`](Self::serve_http) and [`http_service`](Self::http_service)
+    /// serve; `path` is checked when given.
+    fn endpoint(&self, options: &HttpOptions, path: Option<&str>) -> Result<HttpService, ServeError> {
         let stop = self.shared.closed.child_token();
-        let limits = Limits::of(&options);
         let shared = self.shared.clone();
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
@@ -411,44 +549,37 @@ impl ServedMcp {
             config.session_store = Some(session_store);
             // Legacy sessions here are Redis's too (their events are persisted for resumption
             // elsewhere): only stateless requests take the direct path.
-            let direct = Direct::new(shared.clone(), None, &options, &config, stop.clone());
-            let gate = Gate::new(&options, local, &config, direct)?;
-            let service = Arc::new(StreamableHttpService::new(
-                move || Ok(shared.open_handler()),
-                sessions,
-                config,
-            ));
-            let accept = tokio::spawn(accept_loop(listener, limits, service, gate, stop.clone()));
-            return Ok(HttpServer {
-                local_addr,
-                path: options.path,
-                stop,
-                accept,
-            });
+            let direct = Direct::new(shared.clone(), None, options, &config, stop.clone());
+            let gate = Gate::new(options, path, local, &config, direct)?;
+            let service = StreamableHttpService::new(move || Ok(shared.open_handler()), sessions, config);
+            return Ok(HttpService::new(gate, Route::Shared(service), stop, options));
         }
         let manager = Arc::new(manager);
         let direct = Direct::new(
             shared.clone(),
             Some(manager.clone()),
-            &options,
+            options,
             &config,
             stop.clone(),
         );
-        let gate = Gate::new(&options, manager.clone(), &config, direct)?;
-        // One service for every connection and request: cloning it copies its configuration
-        // (the allowed hosts and origins, a dozen strings), so it is shared, not cloned.
-        let service = Arc::new(StreamableHttpService::new(
-            move || Ok(shared.open_handler()),
-            manager,
-            config,
-        ));
-        let accept = tokio::spawn(accept_loop(listener, limits, service, gate, stop.clone()));
-        Ok(HttpServer {
-            local_addr,
-            path: options.path,
-            stop,
-            accept,
-        })
+        let gate = Gate::new(options, path, manager.clone(), &config, direct)?;
+        let service = StreamableHttpService::new(move || Ok(shared.open_handler()), manager, config);
+        Ok(HttpService::new(gate, Route::Local(service), stop, options))
+    }
+}
+
+impl HttpService {
+    fn new(gate: Gate, route: Route, stop: CancellationToken, options: &HttpOptions) -> HttpService {
+        // One endpoint for every connection and request: cloning rmcp's service copies its
+        // configuration (the allowed hosts and origins, a dozen strings), so it is shared.
+        HttpService {
+            inner: Arc::new(Endpoint {
+                gate,
+                route,
+                stop,
+                drain_timeout: options.drain_timeout,
+            }),
+        }
     }
 }
 
@@ -486,13 +617,8 @@ impl Limits {
     }
 }
 
-async fn accept_loop<M: SessionManager>(
-    listener: TcpListener,
-    limits: Limits,
-    service: Arc<Service<M>>,
-    gate: Arc<Gate>,
-    stop: CancellationToken,
-) {
+async fn accept_loop(listener: TcpListener, limits: Limits, service: HttpService) {
+    let stop = service.inner.stop.clone();
     let open = Arc::new(tokio::sync::Semaphore::new(limits.connections));
     loop {
         // A slot before accepting: at the bound, new connections wait in the kernel's backlog.
@@ -518,17 +644,16 @@ async fn accept_loop<M: SessionManager>(
         // Small SSE frames must not wait on Nagle's algorithm (a 40 ms stall per event).
         let _ = stream.set_nodelay(true);
         let service = service.clone();
-        let gate = gate.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let watch = super::http_conn::Watch::new();
             let stream = super::http_conn::Timed::new(stream, watch.clone(), limits.header, limits.idle);
             let handler = service_fn(move |request: hyper::Request<Incoming>| {
-                let (service, gate) = (service.clone(), gate.clone());
                 let active = watch.begin();
+                let answer = service.respond(request);
                 async move {
-                    let response = gate.handle(&service, request).await;
+                    let response = answer.await;
                     Ok::<_, Infallible>(response.map(|body| {
                         BoxBody::new(super::http_conn::Tracked {
                             body,
@@ -557,7 +682,8 @@ pub(super) type Response = hyper::Response<BoxBody<Bytes, Infallible>>;
 /// gets wrong for a hostile or broken client (a `DELETE` of no session, a body that is not
 /// JSON-RPC). rmcp still answers first wherever it checks `Host` and `Origin`.
 struct Gate {
-    path: Arc<str>,
+    /// The endpoint's path when it owns its listener; a mounted service serves any path.
+    path: Option<Arc<str>>,
     manager: Arc<LocalSessionManager>,
     max_sessions: usize,
     max_body: usize,
@@ -570,15 +696,18 @@ struct Gate {
     /// The bearer-token check and the sessions' subjects, when the endpoint is protected.
     #[cfg(feature = "auth")]
     guard: Option<super::http_auth::Guard>,
+    /// The calls owed an answer, for a graceful shutdown.
+    drain: Arc<Drain>,
 }
 
 impl Gate {
     fn new(
         options: &HttpOptions,
+        path: Option<&str>,
         manager: Arc<LocalSessionManager>,
         config: &StreamableHttpServerConfig,
         direct: Direct,
-    ) -> Result<Arc<Gate>, ServeError> {
+    ) -> Result<Gate, ServeError> {
         #[cfg(feature = "auth")]
         let guard = match &options.auth {
             Some(auth) => Some(
@@ -587,8 +716,8 @@ impl Gate {
             ),
             None => None,
         };
-        Ok(Arc::new(Gate {
-            path: Arc::from(options.path.as_str()),
+        Ok(Gate {
+            path: path.map(Arc::from),
             manager,
             max_sessions: options.max_sessions,
             max_body: config.max_request_body_bytes,
@@ -597,7 +726,8 @@ impl Gate {
             direct,
             #[cfg(feature = "auth")]
             guard,
-        }))
+            drain: Arc::default(),
+        })
     }
 
     /// The answer to a request that would open one session too many, if it would.
@@ -621,18 +751,33 @@ impl Gate {
         self.restorable.is_some() && !self.manager.has_session(id).await.unwrap_or(true)
     }
 
-    async fn handle<M: SessionManager>(
+    async fn handle<M: SessionManager, B>(
         &self,
         service: &Service<M>,
         #[allow(unused_mut)] // mutated with the `auth` feature
-        mut request: hyper::Request<Incoming>,
-    ) -> Response {
+        mut request: hyper::Request<B>,
+    ) -> Response
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
         #[cfg(feature = "auth")]
         if let Some(metadata) = self.guard.as_ref().and_then(|guard| guard.metadata(&request)) {
             return metadata;
         }
-        if request.uri().path() != &*self.path {
+        if let Some(path) = &self.path
+            && request.uri().path() != &**path
+        {
             return not_found("Not Found");
+        }
+        if self.drain.draining() {
+            return jsonrpc_error(
+                hyper::StatusCode::SERVICE_UNAVAILABLE,
+                Value::Null,
+                -32000,
+                "surface-mcp: this server is shutting down — retry on another instance or after it restarts"
+                    .to_owned(),
+            );
         }
         // Authentication before anything else runs (OAuth 2.1 §5.2).
         #[cfg(feature = "auth")]
@@ -687,12 +832,16 @@ impl Gate {
         }
     }
 
-    async fn delete<M: SessionManager>(
+    async fn delete<M: SessionManager, B>(
         &self,
         service: &Service<M>,
-        request: hyper::Request<Incoming>,
+        request: hyper::Request<B>,
         session: Option<SessionId>,
-    ) -> Response {
+    ) -> Response
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
         let existed = match &session {
             Some(id) => self.manager.has_session(id).await.unwrap_or(false) || self.stored(id).await,
             None => true,
@@ -718,12 +867,37 @@ impl Gate {
         response
     }
 
-    async fn post<M: SessionManager>(
+    async fn post<M: SessionManager, B>(
         &self,
         service: &Service<M>,
-        request: hyper::Request<Incoming>,
+        request: hyper::Request<B>,
         session: Option<SessionId>,
-    ) -> Response {
+    ) -> Response
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        // A call is owed its answer until the response body is written whole; a listen is a
+        // stream, which a shutdown ends rather than waits for.
+        let mut flight = Some(self.drain.flight());
+        let response = self.answer(service, request, session, &mut flight).await;
+        match flight {
+            Some(flight) => drain::hold(response, flight),
+            None => response,
+        }
+    }
+
+    async fn answer<M: SessionManager, B>(
+        &self,
+        service: &Service<M>,
+        request: hyper::Request<B>,
+        session: Option<SessionId>,
+        flight: &mut Option<Flight>,
+    ) -> Response
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
         let (parts, body) = request.into_parts();
         // Only a body that says it is JSON is judged as JSON-RPC; any other Content-Type keeps
         // rmcp's 415.
@@ -755,6 +929,11 @@ impl Gate {
         let (mut parts, problem, initializes) = if says_json {
             match super::http_direct::parse(&body) {
                 Ok(message) => {
+                    if matches!(&message, rmcp::model::ClientJsonRpcMessage::Request(r)
+                        if matches!(r.request, rmcp::model::ClientRequest::SubscriptionsListenRequest(_)))
+                    {
+                        *flight = None;
+                    }
                     let initializes = session.is_none()
                         && matches!(&message, rmcp::model::ClientJsonRpcMessage::Request(r)
                             if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_)));

@@ -31,6 +31,8 @@ mod content;
 mod context;
 pub mod contract;
 mod direct;
+#[cfg(feature = "http")]
+mod drain;
 mod generation;
 mod handler;
 #[cfg(feature = "http")]
@@ -64,7 +66,7 @@ pub use config::{
 };
 pub use generation::CompositionError;
 #[cfg(feature = "http")]
-pub use http::{HttpOptions, HttpServer};
+pub use http::{HttpOptions, HttpServer, HttpService};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use results::{BRAND, branded, normalize};
 pub use static_bundle::Roster;
@@ -268,7 +270,7 @@ impl McpServer {
         self
     }
 
-    /// Declares an MCP Apps view (see [`crate::view`]): `resources/list` lists it as
+    /// Declares an MCP Apps view (see [`crate::view`](mod@crate::view)): `resources/list` lists it as
     /// `text/html;profile=mcp-app`, `resources/read` answers its page, every tool bound to it
     /// (`#[tool(view = PANEL)]`) carries `_meta.ui.resourceUri`, and the capabilities carry the
     /// `io.modelcontextprotocol/ui` extension. `start()` refuses a tool bound to a view that
