@@ -29,6 +29,12 @@ pub struct Params {
     pub client: Type,
     /// Whether it takes the cancellation token (or the call context) last.
     pub call: bool,
+    /// Whether the input comes before the client as written (reported when not).
+    pub args_first: bool,
+    /// Whether the function can be called as written (else a mistake was reported, and the
+    /// companion is still emitted, so code naming it does not fail too, with a body that
+    /// is never compiled into a program).
+    pub callable: bool,
 }
 
 /// An `async fn` (reported at `fn` if not).
@@ -43,84 +49,149 @@ pub fn check_async(item: &ItemFn, kind: Kind, errors: &mut Errors) -> bool {
     ok
 }
 
-/// `([args: A,] client: &C [, cancel: CancellationToken])`, each mistake reported at its
-/// parameter with the signature to write.
+/// `([args: A,] client: &C [, cancel: CancellationToken])`, each mistake reported at the
+/// parameter to change with the signature to write. `None` when no client can be read.
 pub fn parse_params(item: &ItemFn, kind: Kind, errors: &mut Errors) -> Option<Params> {
     let word = kind.word;
+    let mut callable = true;
     let mut typed: Vec<&syn::PatType> = Vec::new();
     for a in &item.sig.inputs {
         match a {
             FnArg::Typed(t) => typed.push(t),
+            // Said at the receiver; the function is emitted alone (a companion cannot be
+            // declared inside the `impl` block it most likely sits in).
             FnArg::Receiver(r) => {
+                let receiver = match &r.kind {
+                    syn::ReceiverKind::Reference(_, _, Some(_)) => "&mut self",
+                    syn::ReceiverKind::Reference(..) => "&self",
+                    _ => "self",
+                };
                 errors.at(
                     r,
-                    format!("a {word} is a free function: it is handed its client instead of `self`"),
+                    format!("a {word} is a free function, handed its client: remove `{receiver}` and move the function out of the `impl` block"),
                 );
                 return None;
             }
         }
     }
-    // The last argument may be the cancellation token or the whole call context.
-    let call = kind.takes_call
-        && typed.last().is_some_and(|t| {
-            last_segment_is(&t.ty, "CancellationToken") || last_segment_is(&t.ty, "ToolContext")
-        });
-    if call {
-        typed.pop();
-    }
-    let (args, client) = match typed.as_slice() {
-        [] => {
+    // The cancellation token or the whole call context: last, or reported where it is.
+    let is_call = |t: &syn::PatType| {
+        last_segment_is(&t.ty, "CancellationToken") || last_segment_is(&t.ty, "ToolContext")
+    };
+    let mut call = false;
+    if kind.takes_call
+        && let Some(at) = typed.iter().position(|t| is_call(t))
+    {
+        let token = typed.remove(at);
+        call = true;
+        if at != typed.len() {
+            let rest: Vec<String> = typed.iter().map(|t| param(t)).collect();
             errors.at(
-                &item.sig.ident,
-                format!("a {word} is handed its client: write `async fn name(client: &OpsClient)` (with `args: A` before it if it takes input)"),
+                token,
+                format!(
+                    "the {} comes last: write `({}, {})`",
+                    if last_segment_is(&token.ty, "ToolContext") {
+                        "call context"
+                    } else {
+                        "cancellation token"
+                    },
+                    rest.join(", "),
+                    param(token)
+                ),
             );
-            return None;
+            callable = false;
         }
-        [client] => (None, *client),
-        [args, client] => (Some(*args), *client),
-        [_, _, extra, ..] => {
+    }
+    // The client: the first `&…Client` (or `…Client`, or reference), else the last parameter.
+    let client_at = typed
+        .iter()
+        .position(|t| is_client(&t.ty))
+        .or_else(|| typed.iter().position(|t| last_segment_ends_with(&t.ty, "Client")))
+        .or_else(|| typed.iter().position(|t| matches!(&*t.ty, Type::Reference(_))))
+        .or_else(|| typed.len().checked_sub(1));
+    let Some(client_at) = client_at else {
+        errors.at(
+            &item.sig.ident,
+            format!("a {word} is handed its client: write `async fn name(client: &OpsClient)` (with `args: A` before it if it takes input)"),
+        );
+        return None;
+    };
+    let client = typed[client_at];
+    let others: Vec<&syn::PatType> = typed
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != client_at)
+        .map(|(_, t)| *t)
+        .collect();
+    // A second client, or a second input: reported at that parameter.
+    for extra in others.iter().skip(1) {
+        let message = if is_client(&extra.ty) {
+            format!("a {word} is handed one client: remove this parameter")
+        } else {
             let most = if kind.takes_call {
                 "(args, client, cancel)"
             } else {
                 "(args, client)"
             };
-            errors.at(
-                extra,
-                format!("a {word} takes `{most}` at most: put this field in the args struct"),
-            );
-            return None;
-        }
-    };
-    // `(client: &C, args: A)`, two clients, args by reference: each one mistake, said once.
-    if let Some(args) = args
-        && let Type::Reference(r) = &*args.ty
-    {
-        let message = if !matches!(&*client.ty, Type::Reference(_)) {
             format!(
-                "the input comes before the client: write `({}, {})`",
-                param(client),
-                param(args)
-            )
-        } else if last_segment_ends_with(&r.elem, "Client") {
-            format!("a {word} is handed one client: remove this parameter")
-        } else {
-            format!(
-                "a {word}'s input is decoded from JSON and owned: write `{}: {}`",
-                args.pat.to_token_stream(),
-                names::rust_name(&r.elem)
+                "a {word} takes `{most}` at most: put `{}` in the args struct",
+                extra.pat.to_token_stream()
             )
         };
-        errors.at(args, message);
-        return None;
+        errors.at(extra, message);
+        callable = false;
     }
+    let mut args = others.first().copied();
+    if let Some(a) = args
+        && is_client(&a.ty)
+    {
+        errors.at(a, format!("a {word} is handed one client: remove this parameter"));
+        callable = false;
+        args = None;
+    }
+    // `(client: &C, args: A)`: reported at the input, which moves; the function is still
+    // called in the order written.
+    let args_first = args.is_none_or(|a| typed.iter().position(|t| std::ptr::eq(*t, a)) < Some(client_at));
+    if let Some(a) = args
+        && !args_first
+        && callable
+    {
+        errors.at(
+            a,
+            format!(
+                "the input comes before the client: write `({}, {})`",
+                param(a),
+                param(client)
+            ),
+        );
+    }
+    let args_ty = args.map(|a| match &*a.ty {
+        Type::Reference(r) => {
+            errors.at(
+                &a.ty,
+                format!(
+                    "a {word}'s input is decoded from JSON and owned: take it by value, `{}: {}`",
+                    a.pat.to_token_stream(),
+                    names::rust_name(&r.elem)
+                ),
+            );
+            callable = false;
+            (*r.elem).clone()
+        }
+        other => other.clone(),
+    });
     let client_ty = match &*client.ty {
         Type::Reference(r) if r.mutability.is_none() => (*r.elem).clone(),
         Type::Reference(r) => {
             errors.at(
                 r,
-                "the client is shared by concurrent calls: take it as `&`, not `&mut`",
+                format!(
+                    "the client is shared by concurrent calls: write `&{}`, not `&mut`",
+                    names::rust_name(&r.elem)
+                ),
             );
-            return None;
+            callable = false;
+            (*r.elem).clone()
         }
         other => {
             errors.at(
@@ -130,14 +201,22 @@ pub fn parse_params(item: &ItemFn, kind: Kind, errors: &mut Errors) -> Option<Pa
                     names::rust_name(other)
                 ),
             );
-            return None;
+            callable = false;
+            other.clone()
         }
     };
     Some(Params {
-        args: args.map(|a| (*a.ty).clone()),
+        args: args_ty,
         client: client_ty,
         call,
+        args_first,
+        callable,
     })
+}
+
+/// Whether `ty` is a client taken by reference (`&OpsClient`).
+fn is_client(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(r) if last_segment_ends_with(&r.elem, "Client"))
 }
 
 /// `args: CountArgs`, as written.
@@ -195,5 +274,22 @@ pub fn companion(vis: &Visibility, ident: &Ident, doc: &str) -> TokenStream {
         #doc
         #[derive(Clone, Copy, Debug, Default)]
         #vis struct #ident;
+    }
+}
+
+/// The body of a companion whose function cannot be called as written (a mistake was
+/// reported, so the build fails and this never runs): a future of the expected type.
+pub fn never() -> TokenStream {
+    quote!(::surface::__private::FutureExt::boxed(::core::future::pending()))
+}
+
+/// `args, client` in the order the function takes them (reported when it is not this one).
+pub fn pass(params: &Params, args: &TokenStream) -> TokenStream {
+    if args.is_empty() {
+        quote!(client)
+    } else if params.args_first {
+        quote!(#args client)
+    } else {
+        quote!(client, args)
     }
 }

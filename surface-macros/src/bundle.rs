@@ -6,7 +6,7 @@
 //! tokens, each at the offending key (a sibling key empty, not of `[A-Za-z0-9_-]`, or given
 //! twice; the same rule the boot-time composition applies) → expand:
 //! - per tool handed to a member, a check spanned at the tool that its client is the client of
-//!   that member's surface (`ClientOf`), so a `TenantClient` tool given to an `Ops` core is a
+//!   that member's surface (`IsClient`), so a `TenantClient` tool given to an `Ops` core is a
 //!   type error at the tool;
 //! - const evaluation of the whole roster (duplicate tool names across generated, sibling and
 //!   root tools, names over 64 characters, a sibling key equal to a core collection), asked
@@ -92,9 +92,16 @@ impl Parse for BundleInput {
         }
         section(input, "siblings")?;
         let body;
-        braced!(body in input);
+        let braces = braced!(body in input);
         let mut siblings = Vec::new();
         while !body.is_empty() {
+            if body.peek(Ident) {
+                let ident: Ident = body.parse()?;
+                return Err(syn::Error::new(
+                    ident.span(),
+                    format!("a sibling key is a string: write `\"{ident}\"`"),
+                ));
+            }
             let key: LitStr = body.parse().map_err(|e| {
                 syn::Error::new(
                     e.span(),
@@ -109,7 +116,18 @@ impl Parse for BundleInput {
             }
             body.parse::<Token![,]>()?;
         }
-        input.parse::<Token![;]>()?;
+        // `root` is required: said at the end of the siblings, where it goes.
+        let root_missing = "`root: [...]` follows the siblings: write `root: [];` (or the tools over `BundleClient`, `root: [KeysTool];`)";
+        if input.is_empty() {
+            return Err(syn::Error::new(
+                braces.span.close(),
+                format!("expected `;` then {root_missing}"),
+            ));
+        }
+        let semi = input.parse::<Token![;]>()?;
+        if input.is_empty() {
+            return Err(syn::Error::new(semi.span, root_missing));
+        }
         section(input, "root")?;
         let root = tool_list(input)?;
         if input.peek(Token![;]) {
@@ -362,7 +380,7 @@ fn client_check(expose: &Expr, tool: &Path) -> TokenStream {
     // A local function, so rustc's "required by a bound" note points here, at the tool.
     quote_spanned! {span=>
         const _: () = {
-            const fn handed_this_members_client<S, C: ::surface::__private::ClientOf<S>>(
+            const fn handed_this_members_client<S: ::surface::SurfaceMembers, C: ::surface::IsClient<S::Client>>(
                 _: &::surface::Expose<S>,
                 _: ::core::marker::PhantomData<C>,
             ) {

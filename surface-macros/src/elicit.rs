@@ -72,18 +72,23 @@ fn build(input: &DeriveInput) -> syn::Result<TokenStream> {
             })
         }
         Data::Enum(e) => {
-            if let Some(v) = e.variants.iter().find(|v| !matches!(v.fields, Fields::Unit)) {
-                return Err(syn::Error::new(
-                    v.span(),
+            // A variant with data is reported at the variant as written (`Chat(String)`, not
+            // its doc comment), and the choice is still implemented, so a form using it does
+            // not fail too.
+            let error = e.variants.iter().find(|v| !matches!(v.fields, Fields::Unit)).map(|v| {
+                let (ident, fields) = (&v.ident, &v.fields);
+                syn::Error::new_spanned(
+                    quote!(#ident #fields),
                     format!(
-                        "an elicitation choice is a unit variant: `{}` carries data, which a form cannot ask for",
-                        v.ident
+                        "an elicitation choice is a unit variant: `{ident}` carries data, which a form cannot ask for; write `{ident},` and ask for the data in a field of its own"
                     ),
-                ));
-            }
+                )
+                .to_compile_error()
+            });
             Ok(quote! {
                 impl #impl_generics ::surface::ask::ElicitField for #name #ty_generics #where_clause {}
                 impl #impl_generics ::surface::ask::ElicitChoice for #name #ty_generics #where_clause {}
+                #error
             })
         }
         Data::Union(u) => Err(syn::Error::new(

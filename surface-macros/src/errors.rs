@@ -40,6 +40,11 @@ impl Errors {
         r.map_err(|e| self.push(e)).ok()
     }
 
+    /// How many errors were recorded.
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.errors.is_empty()

@@ -9,7 +9,7 @@
 //! `const _` per key spanned at the key:
 //!
 //! ```text
-//! const _: () = if let Some(why) = member_problem(NAME, MEMBERS, "lod") { panic!("{}", why.as_str()) };
+//! const _: () = if let Some(why) = member_problem(NAME, MEMBERS, FIELDS, "lod") { panic!("{}", why.as_str()) };
 //! ```
 //!
 //! so a key naming nothing is one error at the key, in a sentence that names the surface and
@@ -22,6 +22,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
 use syn::{Ident, LitStr, Path, Token, braced, parenthesized};
 
 const EXPOSURES: &[&str] = &["resource", "tool"];
@@ -44,6 +45,11 @@ struct Entry {
 impl Entry {
     fn is_procedure(&self) -> bool {
         self.key.contains('.')
+    }
+
+    /// `kill: tool`: a key written like a member's, exposed as a tool.
+    fn is_unquoted_tool(&self) -> bool {
+        !self.is_procedure() && self.word == "tool"
     }
 
     /// `key: resource(mirror)`.
@@ -124,6 +130,13 @@ impl Parse for Entry {
                 "expected a key: a member's name (`load: resource`) or a quoted procedure name (`\"proc.kill\": tool`)",
             ));
         };
+        if input.peek(Token![=]) {
+            let eq: Token![=] = input.parse()?;
+            return Err(syn::Error::new(
+                eq.span,
+                format!("a key and its exposure are joined by `:`: write `{key}: …` in place of `{key} = …`"),
+            ));
+        }
         if !input.peek(Token![:]) {
             let fix = if key.contains('.') {
                 format!("\"{key}\": tool")
@@ -144,8 +157,27 @@ impl Parse for Entry {
         })?;
         let tool_word = if input.peek(syn::token::Paren) {
             let inner;
-            parenthesized!(inner in input);
-            Some(inner.call(Ident::parse_any)?)
+            let parens = parenthesized!(inner in input);
+            let words = Punctuated::<Ident, Token![,]>::parse_terminated_with(&inner, Ident::parse_any)?;
+            let inside = if word == "resource" {
+                "`mirror`"
+            } else {
+                "`mutates` or `read_only`"
+            };
+            let mut words = words.into_iter();
+            let Some(first) = words.next() else {
+                return Err(syn::Error::new(
+                    parens.span.join(),
+                    format!("empty parentheses: write {inside} in them, or `{word}` alone"),
+                ));
+            };
+            if let Some(second) = words.next() {
+                return Err(syn::Error::new(
+                    second.span(),
+                    format!("`{word}(…)` takes one of {inside}: remove `{second}`"),
+                ));
+            }
+            Some(first)
         } else {
             None
         };
@@ -163,9 +195,11 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     let surface = &input.surface;
     // The surface type, named once so a wrong path is reported once (and never aliased to
     // itself: a surface called `Surface` gets `SurfaceType`).
+    // Located at the path, where rustc reports a type that is not a surface.
+    let span = syn::spanned::Spanned::span(surface);
     let alias = match surface.segments.last() {
-        Some(last) if last.ident == "Surface" => Ident::new("SurfaceType", Span::call_site()),
-        _ => Ident::new("Surface", Span::call_site()),
+        Some(last) if last.ident == "Surface" => Ident::new("SurfaceType", span),
+        _ => Ident::new("Surface", span),
     };
     let mut seen: Vec<&str> = Vec::new();
     let mut entries = Vec::new();
@@ -185,7 +219,11 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             continue;
         };
         entries.push(quote!(::surface::ExposeEntry { key: #key, exposure: #exposure }));
-        checks.push(key_check(entry));
+        if entry.is_unquoted_tool() {
+            checks.push(unquoted_tool_checks(entry));
+        } else {
+            checks.push(key_check(entry));
+        }
         if entry.is_mirror() {
             mirrored.push(key);
             checks.push(mirror_check(entry));
@@ -196,18 +234,33 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     let compile_errors = errors.to_compile_errors();
     // Only what the keys need (a map of members alone does not ask for the impl block), as
     // one constant, so a type that is not a surface is one error.
-    let keys = if input.entries.iter().any(Entry::is_procedure) {
+    // Spanned at the surface's path: a type that is not a surface is one error there. The map's
+    // type is the trait's `Surface`, so such a type is not also a mismatch with the map's
+    // declared `Expose<…>`.
+    let procedures = input
+        .entries
+        .iter()
+        .any(|e| e.is_procedure() || e.is_unquoted_tool());
+    let keys_trait = if procedures {
+        quote_spanned!(span=> ::surface::SurfaceKeys)
+    } else {
+        quote_spanned!(span=> ::surface::SurfaceMemberKeys)
+    };
+    let of = quote_spanned!(span=> <#alias as #keys_trait>);
+    let keys = if procedures {
         quote! {
-            const KEYS: (&str, &[::surface::MemberSpec], &[&str]) =
-                <#alias as ::surface::SurfaceKeys>::KEYS;
+            const KEYS: (&str, &[::surface::MemberSpec], &[&str], &[(&str, bool)]) = #of::KEYS;
             const DECLARED: &[&str] = KEYS.2;
+            const FIELDS: &[(&str, bool)] = KEYS.3;
         }
     } else {
         quote! {
-            const KEYS: (&str, &[::surface::MemberSpec]) =
-                <#alias as ::surface::SurfaceMemberKeys>::KEYS;
+            const KEYS: (&str, &[::surface::MemberSpec], &[(&str, bool)]) = #of::KEYS;
+            const FIELDS: &[(&str, bool)] = KEYS.2;
         }
     };
+    let map =
+        quote_spanned!(span=> ::surface::Expose::<#of::Surface>::__from_checked_entries(ENTRIES)#mirrors);
     quote! {
         {
             #compile_errors
@@ -217,7 +270,7 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             const MEMBERS: &[::surface::MemberSpec] = KEYS.1;
             #(#checks)*
             const ENTRIES: &[::surface::ExposeEntry] = &[#(#entries),*];
-            ::surface::Expose::<#alias>::__from_checked_entries(ENTRIES)#mirrors
+            #map
         }
     }
 }
@@ -230,12 +283,11 @@ fn exposure(entry: &Entry, errors: &mut Errors) -> Option<TokenStream> {
             &entry.word,
             format!("\"{key}\" is a procedure: expose it as `tool`, `tool(mutates)` or `tool(read_only)`"),
         ),
-        ("tool", _) if !entry.is_procedure() => errors.at(
-            &entry.word,
-            format!(
-                "`{key}` is a member: expose it as `resource` (procedures, \"<ns>.<verb>\", are the tools)"
-            ),
-        ),
+        // An unquoted key as a tool: a member (the word is wrong) or a procedure written like a
+        // member (the key is), told apart in const evaluation (see `unquoted_tool_checks`).
+        ("tool", _) if !entry.is_procedure() => {
+            return Some(quote!(::surface::Exposure::Tool { mutates: true }));
+        }
         ("resource", None) => return Some(quote!(::surface::Exposure::Resource)),
         ("resource", Some(w)) if w == "mirror" => return Some(quote!(::surface::Exposure::Resource)),
         ("resource", Some(w)) => errors.at(
@@ -266,13 +318,34 @@ fn mirror_check(entry: &Entry) -> TokenStream {
     }
 }
 
+/// `kill: tool`: at the key, when it names no member (a procedure's key is its quoted name);
+/// at `tool`, when it does (a member is a resource).
+fn unquoted_tool_checks(entry: &Entry) -> TokenStream {
+    let key = &entry.key;
+    let at_key = quote_spanned! {entry.key_span=>
+        const _: () = if let ::core::option::Option::Some(why) =
+            ::surface::__private::keys::unquoted_tool_problem(NAME, MEMBERS, DECLARED, #key)
+        {
+            ::core::panic!("{}", why.as_str())
+        };
+    };
+    let at_word = quote_spanned! {entry.word.span()=>
+        const _: () = if let ::core::option::Option::Some(why) =
+            ::surface::__private::keys::member_as_tool_problem(MEMBERS, #key)
+        {
+            ::core::panic!("{}", why.as_str())
+        };
+    };
+    quote!(#at_key #at_word)
+}
+
 /// The lookup of one key in the surface's declarations, spanned at the key (see the module).
 fn key_check(entry: &Entry) -> TokenStream {
     let key = &entry.key;
     let problem = if entry.is_procedure() {
         quote!(::surface::__private::keys::procedure_problem(NAME, DECLARED, #key))
     } else {
-        quote!(::surface::__private::keys::member_problem(NAME, MEMBERS, #key))
+        quote!(::surface::__private::keys::member_problem(NAME, MEMBERS, FIELDS, #key))
     };
     quote_spanned! {entry.key_span=>
         const _: () = if let ::core::option::Option::Some(why) = #problem {

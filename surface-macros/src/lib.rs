@@ -17,6 +17,7 @@ mod names;
 mod prompt;
 mod surface_impl;
 mod surface_struct;
+mod tokens;
 mod tool;
 
 use proc_macro::TokenStream;

@@ -128,22 +128,24 @@ pub fn method(word: &str, span: Span) -> Ident {
 }
 
 /// Whether `name` is a valid procedure name, `"<ns>.<verb>"`: dot-separated segments, each a
-/// letter followed by letters, digits and single inner underscores. Answers why not.
+/// letter followed by letters, digits and single inner underscores. Answers why not (the
+/// caller says what to write).
 pub fn check_procedure_name(name: &str) -> Result<(), String> {
+    if name.contains(char::is_whitespace) {
+        return Err(format!(
+            "procedure name \"{name}\" has a space: a name is \"<ns>.<verb>\", segments joined by dots"
+        ));
+    }
     let Some((ns, verb)) = name.rsplit_once('.') else {
         return Err(format!(
-            "procedure name \"{name}\" needs a namespace and a verb: write \"<ns>.<verb>\", e.g. \"proc.{name}\""
+            "procedure name \"{name}\" needs a namespace and a verb, \"<ns>.<verb>\""
         ));
     };
     if ns.is_empty() {
-        return Err(format!(
-            "procedure name \"{name}\" has an empty namespace: write \"<ns>.<verb>\""
-        ));
+        return Err(format!("procedure name \"{name}\" has an empty namespace"));
     }
     if verb.is_empty() {
-        return Err(format!(
-            "procedure name \"{name}\" has an empty verb: write \"<ns>.<verb>\""
-        ));
+        return Err(format!("procedure name \"{name}\" has an empty verb"));
     }
     for seg in name.split('.') {
         if seg.is_empty() {
@@ -169,6 +171,45 @@ pub fn check_procedure_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The valid name most likely meant by `written`, which is not one, on a method named `verb`
+/// (`"proc kill"` → `"proc.kill"`, `"proc."` → `"proc.<verb>"`, `"proc_kill"` → `"proc.kill"`),
+/// and whether its namespace had to be invented (`ns`: nothing written names one).
+pub fn guess_procedure_name(written: &str, verb: &str, ns: &str) -> (String, bool) {
+    // Spaces and other separators become dots; characters a segment cannot hold go.
+    let mut cleaned = String::new();
+    for c in written.trim().chars() {
+        match c {
+            c if c.is_ascii_alphanumeric() || c == '_' => cleaned.push(c),
+            '-' => cleaned.push('_'),
+            _ => cleaned.push('.'),
+        }
+    }
+    let segments: Vec<String> = cleaned
+        .split('.')
+        .map(|s| s.trim_matches('_').replace("__", "_"))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let ends_with_dot = written.trim_end().ends_with('.');
+    let starts_with_dot = written.trim_start().starts_with('.');
+    let (guess, invented) = match segments.as_slice() {
+        [] => (format!("{ns}.{verb}"), true),
+        // `"proc."`: the verb is the method's name.
+        [only] if ends_with_dot => (format!("{only}.{verb}"), false),
+        [only] if starts_with_dot => (format!("{ns}.{only}"), true),
+        // `"proc_kill"`, the tool name: the namespace is what comes before the first `_`.
+        [only] => match only.split_once('_') {
+            Some((n, v)) if !n.is_empty() && !v.is_empty() => (format!("{n}.{v}"), true),
+            _ => (format!("{ns}.{only}"), true),
+        },
+        many => (many.join("."), false),
+    };
+    if check_procedure_name(&guess).is_ok() {
+        (guess, invented)
+    } else {
+        (format!("{ns}.{verb}"), true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,12 +229,26 @@ mod tests {
                 .unwrap_err()
                 .contains("needs a namespace")
         );
+        assert!(check_procedure_name("proc kill").unwrap_err().contains("a space"));
         assert!(
             check_procedure_name("proc.sp-awn")
                 .unwrap_err()
                 .contains("illegal segment")
         );
         assert!(check_procedure_name("a__b.c").is_err());
+    }
+
+    #[test]
+    fn guessed_procedure_names() {
+        let guess = |w: &str| guess_procedure_name(w, "zero", "ops");
+        assert_eq!(guess("load.zero"), ("load.zero".to_owned(), false));
+        assert_eq!(guess("load zero"), ("load.zero".to_owned(), false));
+        assert_eq!(guess("load."), ("load.zero".to_owned(), false));
+        assert_eq!(guess(".zero"), ("ops.zero".to_owned(), true));
+        assert_eq!(guess("load_zero"), ("load.zero".to_owned(), true));
+        assert_eq!(guess("zero"), ("ops.zero".to_owned(), true));
+        assert_eq!(guess("proc.sp-awn"), ("proc.sp_awn".to_owned(), false));
+        assert_eq!(guess(""), ("ops.zero".to_owned(), true));
     }
 
     #[test]

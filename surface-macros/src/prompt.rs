@@ -12,6 +12,7 @@ use crate::bespoke::{self, Input, Kind, Params};
 use crate::checks;
 use crate::docs::doc_text;
 use crate::errors::{Errors, unknown_word};
+use crate::names;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
@@ -28,17 +29,33 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
     let title = parse_title(args, &mut errors);
     let signature_ok = bespoke::check_async(&item, KIND, &mut errors);
     let params = bespoke::parse_params(&item, KIND, &mut errors);
-    let output = match &item.sig.output {
-        ReturnType::Type(_, ty) => Some((**ty).clone()),
+    let name = item.sig.ident.unraw().to_string();
+    if doc_text(&item.attrs).is_empty() {
+        // As for a tool: reported, and the prompt still expands.
+        errors.at(
+            &item.sig.ident,
+            format!("a prompt needs a doc comment: agents read it as the prompt's description; write `/// What {name} asks.` above the function"),
+        );
+    }
+    let answers = match &item.sig.output {
+        ReturnType::Type(_, ty) => check_output(ty, &mut errors),
         ReturnType::Default => {
-            errors.at(&item.sig.ident, "a prompt must return `Result<PromptAnswer, E>`");
-            None
+            errors.at(
+                &item.sig.ident,
+                format!("a prompt returns its answer: write `async fn {name}(…) -> Result<PromptAnswer, surface::Failure>`"),
+            );
+            false
         }
     };
     let compile_errors = errors.to_compile_errors();
-    let output = match (params, output, signature_ok) {
-        (Some(params), Some(output), true) => emit(&item, title.as_ref(), &params, &output),
-        _ => item.to_token_stream(),
+    // A mistake in the signature still emits the companion (its body never built into a
+    // program), so code naming it does not fail too.
+    let output = match params {
+        Some(mut params) => {
+            params.callable &= signature_ok && answers;
+            emit(&item, title.as_ref(), &params)
+        }
+        None => item.to_token_stream(),
     };
     quote! { #output #compile_errors }
 }
@@ -63,7 +80,43 @@ fn parse_title(args: TokenStream, errors: &mut Errors) -> Option<LitStr> {
     title
 }
 
-fn emit(item: &ItemFn, title: Option<&LitStr>, params: &Params, output: &Type) -> TokenStream {
+/// Whether `ty` is written `Result<PromptAnswer, E>`; else reported at the part to change.
+fn check_output(ty: &Type, errors: &mut Errors) -> bool {
+    let last = match ty {
+        Type::Path(p) => p.path.segments.last(),
+        _ => None,
+    };
+    match last {
+        Some(last) if last.ident == "Result" => {
+            if let syn::PathArguments::AngleBracketed(a) = &last.arguments
+                && let Some(syn::GenericArgument::Type(ok)) = a.args.first()
+                && !matches!(ok, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "PromptAnswer"))
+            {
+                errors.at(
+                    ok,
+                    format!(
+                        "a prompt answers with a `PromptAnswer`: write `PromptAnswer` in place of `{}` (build it with `PromptAnswer::new().user_text(…)`)",
+                        names::rust_name(ok)
+                    ),
+                );
+                return false;
+            }
+            true
+        }
+        _ => {
+            errors.at(
+                ty,
+                format!(
+                    "a prompt returns `Result<PromptAnswer, E>`: write `Result<PromptAnswer, surface::Failure>` in place of `{}` and answer `Ok(…)`",
+                    names::rust_name(ty)
+                ),
+            );
+            false
+        }
+    }
+}
+
+fn emit(item: &ItemFn, title: Option<&LitStr>, params: &Params) -> TokenStream {
     let vis = &item.vis;
     let ident = &item.sig.ident;
     let name = ident.unraw().to_string();
@@ -74,6 +127,19 @@ fn emit(item: &ItemFn, title: Option<&LitStr>, params: &Params, output: &Type) -
     let Input { schema, decode, pass } = bespoke::input(params.args.as_ref());
     // The input's check first, spanned at its type (see `checks`).
     let input_check = params.args.as_ref().map(checks::tool_input);
+    let args = bespoke::pass(params, &pass);
+    let body = if params.callable {
+        quote! {
+            ::surface::__private::FutureExt::boxed(async move {
+                #input_check
+                #decode
+                ::surface::prompt::PromptResult::into_answer(#ident(#args).await)
+            })
+        }
+    } else {
+        let never = bespoke::never();
+        quote!(let _ = (args, client); #never)
+    };
     let companion = bespoke::companion(
         vis,
         &prompt,
@@ -106,12 +172,7 @@ fn emit(item: &ItemFn, title: Option<&LitStr>, params: &Params, output: &Type) -
                 args: ::surface::__private::serde_json::Value,
                 client: &'a #client_ty,
             ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::prompt::PromptAnswer, ::surface::Failure>> {
-                ::surface::__private::FutureExt::boxed(async move {
-                    #input_check
-                    #decode
-                    let answer: #output = #ident(#pass client).await;
-                    ::surface::prompt::PromptResult::into_answer(answer)
-                })
+                #body
             }
         }
     }

@@ -7,17 +7,20 @@
 //! spanned at the user's token) → expand `SurfaceProcedures`, the `SurfaceKeys` `expose!` looks keys
 //! up in (the one place this expansion names the struct's half, at the user's `Ops`), and the
 //! client's namespaces (`OpsProcedures::proc()` → `OpsProcNamespace`), declared here.
-//! A procedure with a mistake is reported and left out of the spec, the dispatch and the client
-//! (but keeps its `expose!` key when its name is valid), so one mistake gives one error. Only a
-//! mistake in the impl block itself leaves the block emitted alone.
+//! A procedure with a mistake is reported and left out of the spec and the dispatch, but keeps
+//! its `expose!` key and, when its types can be named, its client method; a name that is not
+//! one is read as the best guess at the name meant (`load.zero` unquoted is `"load.zero"`). So
+//! one mistake gives one error. Only a mistake in the impl block itself leaves the block
+//! emitted alone.
 
 use crate::checks;
 use crate::docs::{doc_attrs, doc_text};
-use crate::errors::{Errors, unknown_word};
+use crate::errors::Errors;
 use crate::names;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use std::collections::BTreeMap;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ItemImpl, LitStr, Meta, Path, ReturnType, Type};
 
@@ -32,8 +35,12 @@ struct Procedure {
     input: Option<Type>,
     output: Type,
     doc: String,
-    /// Whether its signature is right (else it was reported and only its key is emitted).
+    /// Whether its signature is right (else it was reported and is left out of the spec and
+    /// the dispatch).
     valid: bool,
+    /// Whether its types can be named by the client's method (even when its signature was
+    /// reported, so code calling it does not fail too).
+    in_client: bool,
 }
 
 pub fn expand(args: TokenStream, mut item: ItemImpl) -> TokenStream {
@@ -68,10 +75,18 @@ fn check_impl(item: &ItemImpl, errors: &mut Errors) -> Option<Path> {
         return None;
     }
     if !item.generics.params.is_empty() {
-        errors.at(
-            &item.generics,
-            "a surface cannot be generic: its spec is one constant",
-        );
+        // `impl<T> Ops<T>`: the struct is generic too, and its `#[surface]` says so.
+        let of_generic_struct = matches!(&*item.self_ty, Type::Path(p)
+            if p.path.segments.last().is_some_and(|s| !s.arguments.is_none()));
+        if !of_generic_struct {
+            errors.at(
+                &item.generics,
+                format!(
+                "a surface cannot be generic (its spec and its client are one set of types): remove `{}` and write each member's type out",
+                item.generics.to_token_stream().to_string().replace(' ', "")
+            ),
+            );
+        }
         return None;
     }
     match &*item.self_ty {
@@ -108,19 +123,41 @@ fn check_namespaces(surface: &Ident, procedures: &[Procedure], errors: &mut Erro
 }
 
 /// Every procedure of the block, and every name declared (those refused included: `expose!`
-/// looks keys up among them, so a refused name is reported once, here).
+/// looks keys up among them, so a refused name is reported once, here). A name whose
+/// namespace had to be invented adds `""`, which `expose!` reads as "not every name is known".
 fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<String>) {
     let mut procedures: Vec<Procedure> = Vec::new();
     let mut declared: Vec<String> = Vec::new();
+    let ns = fallback_namespace(item);
     for impl_item in &mut item.items {
         let ImplItem::Fn(f) = impl_item else { continue };
         let Some(pos) = f.attrs.iter().position(|a| a.path().is_ident("procedure")) else {
             continue;
         };
         let attr = f.attrs.remove(pos);
-        let Some((name, name_span)) = procedure_name(&attr, &f.sig.ident, errors) else {
-            continue;
-        };
+        // A second `#[procedure]` on the method: said once, and stripped.
+        while let Some(again) = f.attrs.iter().position(|a| a.path().is_ident("procedure")) {
+            let extra = f.attrs.remove(again);
+            errors.at(
+                &extra,
+                "a method is one procedure: write `#[procedure(…)]` once and remove this one",
+            );
+        }
+        let Named {
+            name,
+            written,
+            span: name_span,
+            invented,
+        } = procedure_name(&attr, &f.sig.ident, &ns, errors);
+        if invented && !declared.iter().any(String::is_empty) {
+            declared.push(String::new());
+        }
+        // The name as written resolves too: a key copied from it is not a second mistake.
+        if let Some(written) = written
+            && !declared.contains(&written)
+        {
+            declared.push(written);
+        }
         if !declared.contains(&name) {
             declared.push(name.clone());
         }
@@ -132,7 +169,7 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<Strin
             }
         };
         let (namespace, verb) = name.rsplit_once('.').expect("checked");
-        let (input, output, valid) = signature(&f.sig, &name, errors);
+        let sig = signature(&f.sig, &name, errors);
         procedures.push(Procedure {
             tool,
             namespace: namespace.to_owned(),
@@ -140,13 +177,36 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<Strin
             name: name.clone(),
             name_span,
             method: f.sig.ident.clone(),
-            input,
-            output,
+            input: sig.input,
+            output: sig.output,
             doc: doc_text(&f.attrs),
-            valid,
+            valid: sig.valid,
+            in_client: sig.in_client,
         });
     }
     (procedures, declared)
+}
+
+/// The namespace a guessed procedure name takes when nothing written names one: the first
+/// namespace the block's other names use, else the surface's name in lower case.
+fn fallback_namespace(item: &ItemImpl) -> String {
+    let written = item.items.iter().find_map(|i| {
+        let ImplItem::Fn(f) = i else { return None };
+        let attr = f.attrs.iter().find(|a| a.path().is_ident("procedure"))?;
+        let lit: LitStr = attr.parse_args().ok()?;
+        let name = lit.value();
+        names::check_procedure_name(&name).ok()?;
+        Some(name.rsplit_once('.')?.0.to_owned())
+    });
+    written.unwrap_or_else(|| match &*item.self_ty {
+        Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string().to_lowercase())
+            .unwrap_or_else(|| "proc".to_owned()),
+        _ => "proc".to_owned(),
+    })
 }
 
 /// The tool name `name` becomes (`proc.kill` → `proc_kill`), or why it cannot be declared: an
@@ -187,16 +247,38 @@ fn check_name(name: &str, span: Span, procedures: &[Procedure]) -> syn::Result<S
     Ok(tool)
 }
 
+/// A procedure method's signature, read.
+struct Sig {
+    input: Option<Type>,
+    output: Type,
+    /// `async fn(&self[, input: T]) -> R`, as the dispatch calls it.
+    valid: bool,
+    /// Its input and output are types the client can name.
+    in_client: bool,
+}
+
 /// The input and return types of procedure `name`'s method, and whether its signature is
 /// right (`async fn(&self[, input: T]) -> R`; each mistake reported at its token).
-fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> (Option<Type>, Type, bool) {
+fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
     let mut valid = true;
+    let mut in_client = true;
     if sig.asyncness.is_none() {
         errors.at(
             sig.fn_token,
-            format!("procedure \"{name}\" must be an `async fn`"),
+            format!(
+                "procedure \"{name}\" must be an `async fn`: write `async fn {}`",
+                sig.ident
+            ),
         );
         valid = false;
+    }
+    if !sig.generics.params.is_empty() {
+        errors.at(
+            &sig.generics,
+            format!("procedure \"{name}\" cannot be generic: its input is decoded from JSON into one type; write that type in place of the parameter"),
+        );
+        valid = false;
+        in_client = false;
     }
     let mut inputs = sig.inputs.iter();
     match inputs.next() {
@@ -211,7 +293,22 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> (Option<T
         }
     }
     let input = match inputs.next() {
-        Some(FnArg::Typed(t)) => Some((*t.ty).clone()),
+        Some(FnArg::Typed(t)) => match &*t.ty {
+            // Reported at the `&`, and read as the owned type for the client.
+            Type::Reference(r) => {
+                errors.at(
+                    &t.ty,
+                    format!(
+                        "take the input by value: `{}: {}` (it is decoded from JSON and owned)",
+                        t.pat.to_token_stream(),
+                        names::rust_name(&r.elem)
+                    ),
+                );
+                valid = false;
+                Some((*r.elem).clone())
+            }
+            ty => Some(ty.clone()),
+        },
         _ => None,
     };
     let extra: Vec<&FnArg> = inputs.collect();
@@ -221,6 +318,7 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> (Option<T
             format!("procedure \"{name}\" takes one input at most: put these fields in one input struct"),
         );
         valid = false;
+        in_client = false;
     }
     let output = match &sig.output {
         ReturnType::Type(_, ty) => (**ty).clone(),
@@ -233,44 +331,183 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> (Option<T
             syn::parse_quote!(())
         }
     };
-    (input, output, valid)
+    let mut output = output;
+    if let Some(opaque) = impl_trait(&output) {
+        errors.at(
+            opaque,
+            format!("procedure \"{name}\" names its output: its schema is in the spec and the typed client decodes it, so write the type it returns in place of `{}`", opaque.to_token_stream()),
+        );
+        valid = false;
+        // The client still has the method (answering JSON), so code calling it does not fail
+        // too.
+        output = without_impl_trait(output);
+    }
+    if input.as_ref().is_some_and(|t| impl_trait(t).is_some()) {
+        in_client = false;
+    }
+    Sig {
+        input,
+        output,
+        valid,
+        in_client,
+    }
+}
+
+/// `ty` with each `impl Trait` in it replaced by a JSON value (a stand-in for a reported
+/// mistake).
+fn without_impl_trait(ty: Type) -> Type {
+    match ty {
+        Type::ImplTrait(_) => syn::parse_quote!(::surface::__private::serde_json::Value),
+        Type::Path(mut p) => {
+            for segment in &mut p.path.segments {
+                if let syn::PathArguments::AngleBracketed(a) = &mut segment.arguments {
+                    for arg in &mut a.args {
+                        if let syn::GenericArgument::Type(t) = arg {
+                            *t = without_impl_trait(t.clone());
+                        }
+                    }
+                }
+            }
+            Type::Path(p)
+        }
+        other => other,
+    }
+}
+
+/// The first `impl Trait` inside `ty`, if any.
+fn impl_trait(ty: &Type) -> Option<&syn::TypeImplTrait> {
+    match ty {
+        Type::ImplTrait(t) => Some(t),
+        Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                syn::GenericArgument::Type(t) => impl_trait(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        Type::Reference(r) => impl_trait(&r.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(impl_trait),
+        Type::Paren(p) => impl_trait(&p.elem),
+        _ => None,
+    }
+}
+
+/// A procedure's name as read from its attribute: the name written, or the best guess at the
+/// one meant after a mistake (reported), so the procedure keeps its `expose!` key and client
+/// method and one mistake gives one error.
+struct Named {
+    name: String,
+    /// The name as written, when it was a string and not a valid name.
+    written: Option<String>,
+    span: Span,
+    /// Whether the namespace was invented (nothing written says it): `expose!` then does not
+    /// look keys up in this surface, since the key meant may be under another namespace.
+    invented: bool,
 }
 
 /// `#[procedure("proc.kill")]` or `#[procedure(ns = "proc")]` (the verb is the method name).
-fn procedure_name(attr: &syn::Attribute, method: &Ident, errors: &mut Errors) -> Option<(String, Span)> {
-    let Meta::List(list) = &attr.meta else {
+///
+/// A name that is not one (unquoted, spaced, without a namespace or verb, written `name = …`,
+/// given twice, or missing) is reported once, saying the attribute to write with the best
+/// guess at the name meant (`ns` stands in for a namespace nothing names), and the procedure
+/// keeps that guess.
+fn procedure_name(attr: &syn::Attribute, method: &Ident, ns: &str, errors: &mut Errors) -> Named {
+    let verb = method.unraw().to_string();
+    // No name at all: the method's name under the stand-in namespace.
+    let missing = |errors: &mut Errors| {
+        let guess = format!("{ns}.{verb}");
         errors.at(
             attr,
-            "write `#[procedure(\"<ns>.<verb>\")]` or `#[procedure(ns = \"<ns>\")]`",
+            format!("a procedure needs its name, \"<ns>.<verb>\": write `#[procedure(\"{guess}\")]`"),
         );
-        return None;
-    };
-    if let Ok(lit) = syn::parse2::<LitStr>(list.tokens.clone()) {
-        return Some((lit.value(), lit.span()));
-    }
-    let mut found = None;
-    let parsed = list.parse_nested_meta(|meta| {
-        if meta.path.is_ident("ns") {
-            let lit: LitStr = meta.value()?.parse()?;
-            let verb = method.to_string();
-            found = Some((
-                format!("{}.{}", lit.value(), verb.trim_start_matches("r#")),
-                lit.span(),
-            ));
-            Ok(())
-        } else {
-            let w = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-            Err(meta.error(unknown_word(&w, "`#[procedure]`", &["ns"])))
+        Named {
+            name: guess,
+            written: None,
+            span: attr.span(),
+            invented: true,
         }
-    });
-    errors.take(parsed)?;
-    if found.is_none() {
-        errors.at(
-            attr,
-            "write `#[procedure(\"<ns>.<verb>\")]` or `#[procedure(ns = \"<ns>\")]`",
-        );
+    };
+    let Meta::List(list) = &attr.meta else {
+        return missing(errors);
+    };
+    let items: Vec<TokenStream> = crate::tokens::split_commas(list.tokens.clone());
+    // The first item names the procedure; each is read as what it most likely means.
+    let mut name: Option<(String, Span)> = None;
+    let mut problem: Option<(TokenStream, &str)> = None;
+    for item in &items {
+        let (value, span) = match read_item(item) {
+            Item::Name(lit) => (lit.value(), lit.span()),
+            Item::Ns(lit) => (format!("{}.{verb}", lit.value()), lit.span()),
+            Item::Keyed(lit) => {
+                problem.get_or_insert((item.clone(), "the name is written alone, quoted"));
+                (lit.value(), lit.span())
+            }
+            Item::Tokens(text) => {
+                problem.get_or_insert((item.clone(), "the name is a string"));
+                (text, item.span())
+            }
+        };
+        match &name {
+            None => name = Some((value, span)),
+            Some(_) => {
+                problem.get_or_insert((item.clone(), "a procedure has one name"));
+            }
+        }
     }
-    found
+    let Some((written, span)) = name else {
+        return missing(errors);
+    };
+    let (guess, invented) = match names::check_procedure_name(&written) {
+        Ok(()) => (written.clone(), false),
+        Err(_) => names::guess_procedure_name(&written, &verb, ns),
+    };
+    if let Some((tokens, why)) = problem {
+        errors.at(tokens, format!("{why}: write `#[procedure(\"{guess}\")]`"));
+    } else if let Err(why) = names::check_procedure_name(&written) {
+        errors.push(syn::Error::new(
+            span,
+            format!("{why}: write `#[procedure(\"{guess}\")]`"),
+        ));
+    }
+    let written = (guess != written).then_some(written);
+    Named {
+        name: guess,
+        written,
+        span,
+        invented,
+    }
+}
+
+/// What one comma-separated item of `#[procedure(…)]` is.
+enum Item {
+    /// `"proc.kill"`
+    Name(LitStr),
+    /// `ns = "proc"`
+    Ns(LitStr),
+    /// `name = "proc.kill"` (any other word with a string)
+    Keyed(LitStr),
+    /// Anything else, as its text without spaces (`proc.kill`).
+    Tokens(String),
+}
+
+fn read_item(item: &TokenStream) -> Item {
+    if let Ok(lit) = syn::parse2::<LitStr>(item.clone()) {
+        return Item::Name(lit);
+    }
+    if let Ok(nv) = syn::parse2::<syn::MetaNameValue>(item.clone())
+        && let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) = &nv.value
+    {
+        return if nv.path.is_ident("ns") {
+            Item::Ns(lit.clone())
+        } else {
+            Item::Keyed(lit.clone())
+        };
+    }
+    let text: String = item.to_string().chars().filter(|c| !c.is_whitespace()).collect();
+    Item::Tokens(text.trim_matches('"').to_owned())
 }
 
 /// The checks of one procedure's types, each spanned at the user's type (see
@@ -330,7 +567,8 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
     let arms = valid.iter().map(|p| dispatch_arm(p));
     let decoders = input_decoders(&valid);
     let namespaces_ty = names::procedures(surface_ident);
-    let client = emit_client(surface_ident, &valid);
+    let in_client: Vec<&Procedure> = procedures.iter().filter(|p| p.in_client).collect();
+    let client = emit_client(surface_ident, &in_client);
     // The one place this expansion names the struct's half, at the user's `Ops`: a struct
     // without `#[surface]` is reported here, once, in `SurfaceMembers`' words.
     let members = quote_spanned!(self_ty.span()=> <#self_ty as ::surface::SurfaceMembers>);
@@ -339,11 +577,13 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
 
         #[automatically_derived]
         impl ::surface::SurfaceKeys for #self_ty {
-            const KEYS: (&'static str, &'static [::surface::MemberSpec], &'static [&'static str]) = (
+            const KEYS: (&'static str, &'static [::surface::MemberSpec], &'static [&'static str], &'static [(&'static str, bool)]) = (
                 #members::NAME,
                 #members::MEMBERS,
                 <Self as ::surface::SurfaceProcedures>::DECLARED,
+                #members::OTHER_FIELDS,
             );
+            type Surface = Self;
         }
 
         #[automatically_derived]
@@ -486,11 +726,11 @@ fn input_decoders(valid: &[&Procedure]) -> TokenStream {
 }
 
 /// The client's namespaces: `OpsProcedures::proc()` → `OpsProcNamespace`, one method per verb.
-fn emit_client(surface_ident: &Ident, valid: &[&Procedure]) -> TokenStream {
+fn emit_client(surface_ident: &Ident, procedures: &[&Procedure]) -> TokenStream {
     let procedures_ty = names::procedures(surface_ident);
     // One client type per namespace, in name order.
     let mut namespaces: BTreeMap<&str, Vec<&Procedure>> = BTreeMap::new();
-    for p in valid {
+    for p in procedures {
         namespaces.entry(&p.namespace).or_default().push(p);
     }
     let accessors = namespaces.keys().map(|ns| {

@@ -18,8 +18,6 @@ use crate::checks;
 use crate::docs::{doc_attrs, doc_text};
 use crate::errors::{Errors, unknown_word};
 use crate::names;
-use darling::FromMeta;
-use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::ext::IdentExt;
@@ -98,14 +96,6 @@ impl Kind {
     }
 }
 
-#[derive(FromMeta)]
-struct CollectionArgs {
-    key: Type,
-    /// `#[collection(key = K, derived)]`: a member of a projected surface.
-    #[darling(default)]
-    derived: darling::util::Flag,
-}
-
 struct Member {
     ident: Ident,
     /// The member's key: the field name without `r#`.
@@ -138,6 +128,8 @@ impl Member {
 struct Model {
     item: ItemStruct,
     members: Vec<Member>,
+    /// The fields without a member attribute, with their `#[cfg]`s.
+    plain: Vec<(String, Vec<Attribute>)>,
     /// A mistake in the struct itself (not in one member): nothing but the struct is emitted.
     fatal: bool,
 }
@@ -165,11 +157,15 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
     if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
         errors.at(
             &item.generics,
-            "a surface cannot be generic: its spec is one constant",
+            format!(
+                "a surface cannot be generic (its spec and its client are one set of types): remove `{}` and write each member's type out",
+                item.generics.to_token_stream().to_string().replace(' ', "")
+            ),
         );
         fatal = true;
     }
     let mut members = Vec::new();
+    let mut plain = Vec::new();
     let item_ident = item.ident.clone();
     match &mut item.fields {
         Fields::Named(fields) => {
@@ -186,6 +182,8 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     !ours
                 });
                 let Some(attr) = kind_attrs.first() else {
+                    let name = field.ident.as_ref().expect("named field").unraw().to_string();
+                    plain.push((name, cfgs_of(&field.attrs)));
                     continue;
                 };
                 for extra in &kind_attrs[1..] {
@@ -195,6 +193,7 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                 let word = attr.path().get_ident().expect("checked above").to_string();
                 let kind = Kind::from_word(&word).expect("checked above");
                 let (key, derived) = parse_kind_args(attr, kind, errors);
+                let key_missing = key.is_none();
                 let key = key
                     .or_else(|| (kind == Kind::Collection).then(|| syn::parse_quote!(::std::string::String)));
                 let name = ident.unraw().to_string();
@@ -209,14 +208,37 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                         ),
                     );
                 }
-                let value = field.ty.clone();
+                let mut value = field.ty.clone();
+                let mut key = key;
+                // `load: Cell<Load>`: reported at the type, read as `load: Load`.
+                if let Some((container, inner_key, inner)) = unwrap_container(&value) {
+                    errors.at(
+                        &field.ty,
+                        format!(
+                            "write the value type: `{name}: {}` (the member wraps it in `{container}<…>`)",
+                            names::rust_name(&inner)
+                        ),
+                    );
+                    if kind == Kind::Collection && inner_key.is_some() && key_missing {
+                        key = inner_key;
+                    }
+                    value = inner;
+                }
+                // `processes: Vec<Process>`: a collection holds one value per key.
+                if kind == Kind::Collection
+                    && let Some(item) = vec_item(&value)
+                {
+                    errors.at(
+                        &field.ty,
+                        format!(
+                            "a collection holds one value per key: write `{name}: {}` (each item is its own entry)",
+                            names::rust_name(&item)
+                        ),
+                    );
+                    value = item;
+                }
                 field.ty = container_type(kind, &value, key.as_ref(), derived);
-                let cfgs = field
-                    .attrs
-                    .iter()
-                    .filter(|a| a.path().is_ident("cfg"))
-                    .cloned()
-                    .collect();
+                let cfgs = cfgs_of(&field.attrs);
                 members.push(Member {
                     ident,
                     name,
@@ -235,11 +257,27 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
             fatal = true;
         }
     }
-    Model { item, members, fatal }
+    Model {
+        item,
+        members,
+        plain,
+        fatal,
+    }
+}
+
+/// The `#[cfg]` attributes among `attrs`.
+fn cfgs_of(attrs: &[Attribute]) -> Vec<Attribute> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .cloned()
+        .collect()
 }
 
 /// Reads the arguments of `#[cell]`, `#[collection(key = K)]`, `#[stream]`, `#[event]`: the
-/// key type of a collection, and whether the member is `derived`.
+/// key type of a collection, and whether the member is `derived`. Each mistake is reported and
+/// read as what it most likely means (`derived = true` and `derive` are `derived`, `key: u32`
+/// is `key = u32`), so the member expands as meant and one mistake gives one error.
 fn parse_kind_args(attr: &Attribute, kind: Kind, errors: &mut Errors) -> (Option<Type>, bool) {
     let word = kind.row().word;
     let list = match (&attr.meta, kind) {
@@ -257,54 +295,131 @@ fn parse_kind_args(attr: &Attribute, kind: Kind, errors: &mut Errors) -> (Option
             return (None, false);
         }
     };
-    let nested = match NestedMeta::parse_meta_list(list.tokens.clone()) {
-        Ok(n) => n,
-        Err(e) => {
-            errors.push(e);
-            return (None, false);
-        }
-    };
     let valid: &[&str] = if kind == Kind::Collection {
         &["key", "derived"]
     } else {
         &["derived"]
     };
-    for n in &nested {
-        match n {
-            NestedMeta::Meta(m) => {
-                let w = m.path().get_ident().map(ToString::to_string).unwrap_or_default();
-                if !valid.contains(&w.as_str()) {
-                    errors.at(m.path(), unknown_word(&w, &format!("`#[{word}]`"), valid));
-                    return (None, false);
+    let mut key = None;
+    let mut derived = false;
+    let before = errors.len();
+    for item in crate::tokens::split_commas(list.tokens.clone()) {
+        let mut tokens = item.clone().into_iter();
+        let first = tokens.next();
+        let second = tokens.next();
+        let rest: TokenStream = tokens.collect();
+        let Some(proc_macro2::TokenTree::Ident(w)) = &first else {
+            errors.at(
+                &item,
+                format!(
+                    "`#[{word}]` takes words, not {}: expected {}",
+                    if matches!(first, Some(proc_macro2::TokenTree::Literal(_))) {
+                        "a literal"
+                    } else {
+                        "this"
+                    },
+                    crate::errors::one_of(valid)
+                ),
+            );
+            continue;
+        };
+        let sep = match &second {
+            Some(proc_macro2::TokenTree::Punct(p)) => Some(p.clone()),
+            _ => None,
+        };
+        match (w.to_string().as_str(), sep.as_ref().map(|p| p.as_char())) {
+            ("derived", None) if second.is_none() => derived = true,
+            ("derived", _) => {
+                errors.at(&item, "`derived` is a word: write `derived` alone");
+                derived = true;
+            }
+            ("key", _) if kind != Kind::Collection => errors.at(
+                &item,
+                format!("`#[{word}]` takes no arguments but `derived`: only a collection has a key; write `#[{word}]`"),
+            ),
+            ("key", Some(c @ (':' | '='))) => match syn::parse2::<Type>(rest.clone()) {
+                Ok(ty) => {
+                    if c == ':' {
+                        errors.at(
+                            sep.as_ref().expect("a separator"),
+                            format!("write `key = {}`", names::rust_name(&ty)),
+                        );
+                    }
+                    key = Some(ty);
                 }
-                if w == "derived" && !matches!(m, Meta::Path(_)) {
-                    errors.at(m, "`derived` is a word: write `derived` alone");
-                    return (None, false);
+                Err(_) => errors.at(&item, "write the key type: `key = u32`"),
+            },
+            ("key", _) => errors.at(&item, "write the key type: `key = u32`"),
+            (other, sep) => {
+                errors.at(w, unknown_word(other, &format!("`#[{word}]`"), valid));
+                // `derive`, `kye = u32`: the word meant, read as such.
+                if crate::errors::did_you_mean(other, ["derived"]).is_some() {
+                    derived = true;
+                } else if kind == Kind::Collection
+                    && sep == Some('=')
+                    && crate::errors::did_you_mean(other, ["key"]).is_some()
+                {
+                    key = syn::parse2::<Type>(rest.clone()).ok();
                 }
             }
-            NestedMeta::Lit(lit) => {
-                errors.at(
-                    lit,
-                    format!(
-                        "`#[{word}]` takes words, not a literal: expected {}",
-                        crate::errors::one_of(valid)
-                    ),
-                );
-                return (None, false);
-            }
-            // Left to darling, which names what it cannot read.
-            _ => {}
         }
     }
-    if kind != Kind::Collection {
-        return (None, true);
+    if kind == Kind::Collection && key.is_none() && !errors_since(errors, before) {
+        errors.at(
+            list,
+            "a collection needs its key type: write `#[collection(key = u32)]`",
+        );
     }
-    match CollectionArgs::from_list(&nested) {
-        Ok(args) => (Some(args.key), args.derived.is_present()),
-        Err(e) => {
-            errors.darling(e.with_span(&list.tokens));
-            (None, false)
-        }
+    (key, derived)
+}
+
+/// Whether an error was recorded after the first `before`.
+fn errors_since(errors: &Errors, before: usize) -> bool {
+    errors.len() > before
+}
+
+/// `T` of `Vec<T>`.
+fn vec_item(ty: &Type) -> Option<Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Vec" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(a) => match a.args.first()? {
+            syn::GenericArgument::Type(t) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value type inside a member type written with its container (`Cell<Load>` → `Load`,
+/// `Collection<u32, Process>` → `Process` and its key `u32`), if it was.
+fn unwrap_container(ty: &Type) -> Option<(String, Option<Type>, Type)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    let container = last.ident.to_string();
+    if !["Cell", "Collection", "Stream", "Event", "ReadOnly"].contains(&container.as_str()) {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    match types.as_slice() {
+        // `ReadOnly<Cell<Load>>`: the derived form, written out.
+        [inner] if container == "ReadOnly" => unwrap_container(inner),
+        [value] => Some((container, None, (*value).clone())),
+        [key, value] => Some((container, Some((*key).clone()), (*value).clone())),
+        _ => None,
     }
 }
 
@@ -384,6 +499,7 @@ fn members_impl(model: &Model) -> TokenStream {
     let checks: Vec<TokenStream> = members.iter().map(|m| cfg_block(m, member_checks(m))).collect();
     let specs = members.iter().map(member_spec);
     let arms = members.iter().map(live_arm);
+    let other_fields = other_fields(model);
     quote! {
         #[automatically_derived]
         impl ::surface::SurfaceMembers for #ident {
@@ -393,6 +509,7 @@ fn members_impl(model: &Model) -> TokenStream {
                 #(#checks)*
                 &[#(#specs),*]
             };
+            #other_fields
             type Client = #client;
 
             fn member(&self, name: &str) -> ::core::option::Option<&dyn ::surface::LiveMember> {
@@ -415,6 +532,26 @@ fn members_impl(model: &Model) -> TokenStream {
         }
 
     }
+}
+
+/// `OTHER_FIELDS`, for `expose!`'s messages: the plain fields, and each member its `#[cfg]`
+/// leaves out (`#[cfg(not(all(…)))]`); left to the trait's default when there is none.
+fn other_fields(model: &Model) -> Option<TokenStream> {
+    let plain = model
+        .plain
+        .iter()
+        .map(|(name, cfgs)| quote!(#(#cfgs)* (#name, false)));
+    let compiled_out = model.members.iter().filter(|m| !m.cfgs.is_empty()).map(|m| {
+        let name = &m.name;
+        let conditions = m
+            .cfgs
+            .iter()
+            .filter_map(|c| c.meta.require_list().ok().map(|l| &l.tokens));
+        quote!(#[cfg(not(all(#(#conditions),*)))] (#name, true))
+    });
+    let fields: Vec<TokenStream> = plain.chain(compiled_out).collect();
+    (!fields.is_empty())
+        .then(|| quote!(const OTHER_FIELDS: &'static [(&'static str, bool)] = &[#(#fields),*];))
 }
 
 /// One `MemberSpec`.

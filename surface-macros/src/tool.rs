@@ -91,8 +91,13 @@ pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
         }
     };
     let compile_errors = errors.to_compile_errors();
-    let output = match (params, output, signature_ok) {
-        (Some(params), Some(output), true) => emit(&item, &args, &params, &output),
+    // A mistake in the signature still emits the companion (its body never built into a
+    // program), so code naming it does not fail too.
+    let output = match (params, output) {
+        (Some(mut params), Some(output)) => {
+            params.callable &= signature_ok;
+            emit(&item, &args, &params, &output)
+        }
         _ => item.to_token_stream(),
     };
     quote! { #output #compile_errors }
@@ -261,8 +266,23 @@ fn invoke(function: &Ident, params: &Params, output: &Type, input: &Input) -> To
     // Spanned at the return type, like its check.
     let mut function = function.clone();
     function.set_span(output.span());
+    let args = bespoke::pass(params, pass);
     let answer = quote_spanned! {output.span()=>
-        ::surface::__private::tool_answer::<#output>(#function(#pass client #cancel_pass).await)
+        ::surface::__private::tool_answer::<#output>(#function(#args #cancel_pass).await)
+    };
+    let body = if params.callable {
+        quote! {
+            ::surface::__private::FutureExt::boxed(async move {
+                #input_check
+                #output_check
+                #decode
+                #cancel_unused
+                #answer
+            })
+        }
+    } else {
+        let never = bespoke::never();
+        quote!(let _ = (args, client, cancel); #never)
     };
     quote! {
         fn invoke<'a>(
@@ -271,13 +291,7 @@ fn invoke(function: &Ident, params: &Params, output: &Type, input: &Input) -> To
             client: &'a #client_ty,
             cancel: ::surface::CancellationToken,
         ) -> ::surface::__private::BoxFuture<'a, ::core::result::Result<::surface::ToolOutput, ::surface::Failure>> {
-            ::surface::__private::FutureExt::boxed(async move {
-                #input_check
-                #output_check
-                #decode
-                #cancel_unused
-                #answer
-            })
+            #body
         }
     }
 }

@@ -137,14 +137,16 @@ impl std::error::Error for Failure {}
 /// `std::error::Error` (message only; the type name when the message is empty).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be the error of a procedure or tool",
-    label = "not a `ToolFailure<D>` or a `std::error::Error`",
-    note = "return `ToolFailure<D>` for a refusal with structured detail, or any `std::error::Error`"
+    label = "an error is a `ToolFailure<D>` whose detail `D` is `Serialize`, or any `std::error::Error`",
+    note = "return `ToolFailure<D>` for a refusal with structured detail (add `#[derive(serde::Serialize)]` to `D`), or any `std::error::Error`"
 )]
 pub trait IntoFailure {
     /// The erased failure.
     fn into_failure(self) -> Failure;
 }
 
+// Neither impl is offered as the one to write: the trait's own message says both.
+#[diagnostic::do_not_recommend]
 impl<D: Serialize> IntoFailure for ToolFailure<D> {
     fn into_failure(self) -> Failure {
         let message = non_empty(self.message, || "ToolFailure".to_owned());
@@ -169,6 +171,7 @@ impl<D: Serialize> IntoFailure for ToolFailure<D> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: std::error::Error> IntoFailure for E {
     fn into_failure(self) -> Failure {
         let message = non_empty(self.to_string(), || short_type_name::<E>().to_owned());

@@ -57,11 +57,21 @@ impl Sentence {
 /// const MEMBERS: &[MemberSpec] = &[MemberSpec {
 ///     name: "load", kind: MemberKind::Cell, doc: "", value: T, key: None,
 /// }];
-/// assert!(member_problem("Ops", MEMBERS, "load").is_none());
-/// let why = member_problem("Ops", MEMBERS, "lod").unwrap();
+/// assert!(member_problem("Ops", MEMBERS, &[], "load").is_none());
+/// let why = member_problem("Ops", MEMBERS, &[], "lod").unwrap();
 /// assert_eq!(why.as_str(), "`Ops` has no member `lod`: did you mean `load`?");
+/// let why = member_problem("Ops", MEMBERS, &[("next_pid", false)], "next_pid").unwrap();
+/// assert_eq!(
+///     why.as_str(),
+///     "`next_pid` is a field of `Ops` without `#[cell]`, `#[collection]`, `#[stream]` or `#[event]`, not a member: its members are `load`"
+/// );
 /// ```
-pub const fn member_problem(surface: &str, members: &[MemberSpec], key: &str) -> Option<Sentence> {
+pub const fn member_problem(
+    surface: &str,
+    members: &[MemberSpec],
+    fields: &[(&str, bool)],
+    key: &str,
+) -> Option<Sentence> {
     let mut names: [&str; 64] = [""; 64];
     let mut n = 0;
     while n < members.len() && n < names.len() {
@@ -71,6 +81,28 @@ pub const fn member_problem(surface: &str, members: &[MemberSpec], key: &str) ->
     let (names, _) = names.split_at(n);
     if contains(names, key) {
         return None;
+    }
+    let mut f = 0;
+    while f < fields.len() {
+        let (field, compiled_out) = fields[f];
+        if str_eq(field, key) {
+            let head = Sentence::new().push("`").push(key);
+            if compiled_out {
+                return Some(head.push("` is a member of `").push(surface).push(
+                    "` compiled out under the current cfg (its `#[cfg]` leaves it out of this build): expose it in a build that has it",
+                ));
+            }
+            let head = head
+                .push("` is a field of `")
+                .push(surface)
+                .push("` without `#[cell]`, `#[collection]`, `#[stream]` or `#[event]`, not a member");
+            return Some(if names.is_empty() {
+                head.push(": it declares no members")
+            } else {
+                list(head.push(": its members are "), names, "`")
+            });
+        }
+        f += 1;
     }
     let head = Sentence::new()
         .push("`")
@@ -125,6 +157,9 @@ pub const fn mirror_problem(members: &[MemberSpec], key: &str) -> Option<Sentenc
 
 /// Why `key` names no procedure among the names `declared` by a surface called `surface`.
 ///
+/// A declared `""` stands for a name `#[surface]` could not read (and reported): any key is
+/// then taken as that procedure's, so the one mistake is not reported again at the key.
+///
 /// ```
 /// # use surface_runtime::__private::keys::procedure_problem;
 /// const DECLARED: &[&str] = &["proc.kill", "proc.spawn"];
@@ -133,7 +168,7 @@ pub const fn mirror_problem(members: &[MemberSpec], key: &str) -> Option<Sentenc
 /// assert_eq!(why.as_str(), "`Ops` has no procedure \"porc.kill\": did you mean \"proc.kill\"?");
 /// ```
 pub const fn procedure_problem(surface: &str, declared: &[&str], key: &str) -> Option<Sentence> {
-    if contains(declared, key) {
+    if contains(declared, key) || contains(declared, "") {
         return None;
     }
     let head = Sentence::new()
@@ -149,14 +184,131 @@ pub const fn procedure_problem(surface: &str, declared: &[&str], key: &str) -> O
     })
 }
 
+/// Why the unquoted `key` cannot be exposed as a tool, blamed on the key: it names no member
+/// (a member's `tool` word is [`member_as_tool_problem`]'s). A procedure's key is its quoted
+/// name, so a key equal to a procedure's verb (its method's name, usually) or to the tool name
+/// it becomes is answered with that name.
+///
+/// ```
+/// # use surface_runtime::__private::keys::unquoted_tool_problem;
+/// const DECLARED: &[&str] = &["proc.kill"];
+/// let why = unquoted_tool_problem("Ops", &[], DECLARED, "kill").unwrap();
+/// assert_eq!(why.as_str(), "a procedure's key is its quoted name: did you mean `\"proc.kill\"`?");
+/// let why = unquoted_tool_problem("Ops", &[], DECLARED, "proc_kill").unwrap();
+/// assert_eq!(why.as_str(), "a procedure's key is its quoted name: did you mean `\"proc.kill\"`?");
+/// ```
+pub const fn unquoted_tool_problem(
+    surface: &str,
+    members: &[MemberSpec],
+    declared: &[&str],
+    key: &str,
+) -> Option<Sentence> {
+    if member_problem(surface, members, &[], key).is_none() {
+        return None;
+    }
+    let mut i = 0;
+    while i < declared.len() {
+        if names_procedure(declared[i], key) {
+            return Some(
+                Sentence::new()
+                    .push("a procedure's key is its quoted name: did you mean `\"")
+                    .push(declared[i])
+                    .push("\"`?"),
+            );
+        }
+        i += 1;
+    }
+    let head = Sentence::new()
+        .push("`")
+        .push(surface)
+        .push("` has no member `")
+        .push(key)
+        .push("`, and a procedure's key is its quoted name, \"<ns>.<verb>\"");
+    let mut known = 0;
+    let mut i = 0;
+    while i < declared.len() {
+        if !declared[i].is_empty() {
+            known += 1;
+        }
+        i += 1;
+    }
+    Some(if known == 0 {
+        head
+    } else {
+        list(head.push(": its procedures are "), declared, "\"")
+    })
+}
+
+/// Why member `key` cannot be exposed as a tool, blamed on the word `tool`; a key naming no
+/// member is [`unquoted_tool_problem`]'s.
+pub const fn member_as_tool_problem(members: &[MemberSpec], key: &str) -> Option<Sentence> {
+    let mut i = 0;
+    while i < members.len() {
+        if str_eq(members[i].name, key) {
+            return Some(Sentence::new().push("`").push(key).push(
+                "` is a member: expose it as `resource` (procedures, \"<ns>.<verb>\", are the tools)",
+            ));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `key` is procedure `name`'s verb or the tool name it becomes (`proc.kill`: `kill`,
+/// `proc_kill`).
+const fn names_procedure(name: &str, written: &str) -> bool {
+    let name = name.as_bytes();
+    let key = written.as_bytes();
+    if name.is_empty() {
+        return false;
+    }
+    // The verb: what follows the last dot.
+    let mut dot = name.len();
+    while dot > 0 && name[dot - 1] != b'.' {
+        dot -= 1;
+    }
+    let (_, verb) = name.split_at(dot);
+    if let Ok(verb) = core::str::from_utf8(verb)
+        && str_eq(verb, written)
+    {
+        return true;
+    }
+    // The tool name: every dot an underscore.
+    if name.len() != key.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < name.len() {
+        let expected = if name[i] == b'.' { b'_' } else { name[i] };
+        if expected != key[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// `` `a`, `b` or `c` `` (as many as fit).
 const fn list(mut s: Sentence, names: &[&str], quote: &str) -> Sentence {
+    // `""` (a name `#[surface]` could not read) is not listed.
+    let mut total = 0;
     let mut i = 0;
     while i < names.len() {
-        if i > 0 {
-            s = s.push(if i + 1 == names.len() { " or " } else { ", " });
+        if !names[i].is_empty() {
+            total += 1;
         }
-        s = s.push(quote).push(names[i]).push(quote);
+        i += 1;
+    }
+    let mut n = 0;
+    let mut i = 0;
+    while i < names.len() {
+        if !names[i].is_empty() {
+            if n > 0 {
+                s = s.push(if n + 1 == total { " or " } else { ", " });
+            }
+            s = s.push(quote).push(names[i]).push(quote);
+            n += 1;
+        }
         i += 1;
     }
     s

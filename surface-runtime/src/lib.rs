@@ -55,7 +55,9 @@ pub use __private::keys::{SurfaceKeys, SurfaceMemberKeys};
 /// The rules generated checks name (hidden: named here so compiler messages name them without
 /// a path).
 #[doc(hidden)]
-pub use __private::{IsMemberKey, IsMemberValue, IsProcedureInput, IsResult, IsToolInput, SucceedsWith};
+pub use __private::{
+    IsClient, IsMemberKey, IsMemberValue, IsProcedureInput, IsResult, IsToolInput, SucceedsWith,
+};
 /// The bounds `#[surface]` and `#[tool]` check a procedure's or tool's types against (named
 /// here so compiler messages name them by a public path).
 pub use __private::{

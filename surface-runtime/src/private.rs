@@ -20,7 +20,10 @@ use serde_json::Value;
 
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
-    pub use crate::keys::{Sentence, member_problem, mirror_problem, procedure_problem};
+    pub use crate::keys::{
+        Sentence, member_as_tool_problem, member_problem, mirror_problem, procedure_problem,
+        unquoted_tool_problem,
+    };
     use crate::{MemberSpec, SurfaceMembers};
 
     /// What `expose!` looks keys up in: the surface's name, its members and every procedure
@@ -36,10 +39,21 @@ pub mod keys {
     /// is one error: here when `expose!` names a surface without its impl block, there when
     /// the struct lacks `#[surface]`.
     pub trait SurfaceKeys {
-        /// `(name, members, declared procedure names)`
+        /// `(name, members, declared procedure names, other fields)`
         #[allow(clippy::type_complexity)]
-        const KEYS: (&'static str, &'static [MemberSpec], &'static [&'static str]);
+        const KEYS: (
+            &'static str,
+            &'static [MemberSpec],
+            &'static [&'static str],
+            &'static [OtherField],
+        );
+        /// The surface itself (the type of its expose map).
+        type Surface;
     }
+
+    /// A field of a surface's struct that is not a member here: its name, and whether it is a
+    /// member `#[cfg]` leaves out of this build (else a field without a member attribute).
+    pub type OtherField = (&'static str, bool);
 
     /// The same for a map of members alone, which does not need the impl block.
     #[diagnostic::on_unimplemented(
@@ -48,11 +62,19 @@ pub mod keys {
         note = "add `#[surface]` above `struct {Self}` (its members); its `impl` block takes `#[surface]` too (its procedures)"
     )]
     pub trait SurfaceMemberKeys {
-        /// `(name, members)`
-        const KEYS: (&'static str, &'static [MemberSpec]);
+        /// `(name, members, other fields)`
+        const KEYS: (&'static str, &'static [MemberSpec], &'static [OtherField]);
+        /// The surface itself (the type of its expose map).
+        type Surface;
     }
+    // Not offered as the impl to meet: the trait's own message says to add `#[surface]`.
+    #[diagnostic::do_not_recommend]
     impl<S: SurfaceMembers> SurfaceMemberKeys for S {
-        const KEYS: (&'static str, &'static [MemberSpec]) = (S::NAME, S::MEMBERS);
+        const KEYS: (&'static str, &'static [MemberSpec], &'static [OtherField]) =
+            (S::NAME, S::MEMBERS, S::OTHER_FIELDS);
+        // Through the client, so for a type that is not a surface this is an error type,
+        // not a second mismatch with the map's declared type.
+        type Surface = <S::Client as crate::SurfaceClient>::Surface;
     }
 }
 
@@ -66,6 +88,17 @@ pub mod keys {
     note = "give the tool to the member that serves its surface, or to `root: [...]` if it takes `BundleClient`"
 )]
 pub trait ClientOf<S> {}
+
+/// `bundle!`'s check that a tool handed to a member takes that member's client, `C` (the
+/// surface's `SurfaceMembers::Client`), so the message names both clients.
+#[diagnostic::on_unimplemented(
+    message = "this tool is handed a `{Self}`, but this member serves `{C}`",
+    label = "a tool given to a member is handed that member's client",
+    note = "give the tool to the member whose client is `{Self}`, or to `root: [...]` if it takes `BundleClient`"
+)]
+pub trait IsClient<C> {}
+#[diagnostic::do_not_recommend]
+impl<C> IsClient<C> for C {}
 
 /// What a bespoke tool's input must be: decoded from the agent's JSON, described by a schema.
 #[diagnostic::on_unimplemented(

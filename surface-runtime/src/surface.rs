@@ -27,6 +27,10 @@ pub trait SurfaceMembers: Send + Sync + Sized + 'static {
     const DOC: &'static str;
     /// Every member, in declaration order.
     const MEMBERS: &'static [crate::MemberSpec];
+    /// The struct's fields that are not members in this build (plain fields, `false`, and
+    /// members `#[cfg]` leaves out, `true`), so `expose!` can say why a key names none.
+    #[doc(hidden)]
+    const OTHER_FIELDS: &'static [(&'static str, bool)] = &[];
     /// The generated typed client.
     type Client: SurfaceClient;
     /// The live member called `name`.

@@ -1,0 +1,36 @@
+//! A procedure name given twice: one error, and the procedure keeps the name.
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+use std::sync::Arc;
+use surface::{Expose, expose, surface};
+
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Load {
+    pub cpu: f64,
+}
+
+#[surface]
+pub struct Ops {
+    #[cell]
+    pub load: Load,
+}
+
+#[surface]
+impl Ops {
+    #[procedure("load.zero", "load.zero")]
+    async fn zero(&self) -> Result<(), Infallible> {
+        Ok(())
+    }
+}
+
+const EXPOSE: Expose<Ops> = expose!(Ops { "load.zero": tool });
+
+fn main() {
+    let _ = EXPOSE;
+    let ops = Arc::new(Ops { load: surface::Cell::new(Load { cpu: 0.0 }) });
+    let client = OpsClient::direct(ops);
+    let _ = async move {
+        client.procedures().load().zero().await.unwrap();
+    };
+}
