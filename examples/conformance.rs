@@ -31,6 +31,10 @@
 //!   `join!` (`test_input_required_result_multiple_inputs`).
 //! - `test_missing_capability`, `test_streaming_elicitation`, `test_logging_tool`: the
 //!   stateless scenario's diagnostic tools.
+//! - the tasks suite's fixtures (`io.modelcontextprotocol/tasks`): `greet` (never a task),
+//!   `slow_compute` (`#[tool(task)]`), `failing_job` (`task = required`, a tool error),
+//!   `protocol_error_job` (a protocol error), `confirm_delete` and `multi_input` (questions
+//!   answered through `tasks/update`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -799,6 +803,104 @@ pub async fn test_trigger_tool_change(client: &BundleClient) -> Result<Vec<Strin
         .map_err(|e| Failure::new(FailureKind::Error, e.to_string()))
 }
 
+/// Input of `greet`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct GreetArgs {
+    /// Who to greet.
+    pub name: String,
+}
+
+/// Greets `name` at once (the tasks suite's sync-only tool: never a task), as plain text.
+#[tool(read_only)]
+pub async fn greet(args: GreetArgs, _client: &ConformanceClient) -> Result<OkContent, Failure> {
+    Ok(OkContent::new().text(format!("Hello, {}!", args.name)))
+}
+
+/// Input of `slow_compute`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct SlowArgs {
+    /// How long to compute, in seconds.
+    #[serde(default)]
+    pub seconds: f64,
+    /// A label echoed in the answer.
+    #[serde(default)]
+    pub label: String,
+}
+
+/// Computes for `seconds`: a task for a client that supports MCP tasks, inline for others.
+#[tool(read_only, task)]
+pub async fn slow_compute(
+    args: SlowArgs,
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    ctx.progress_with(0.0, Some(args.seconds), format!("computing {}", args.label))
+        .await;
+    tokio::time::sleep(Duration::from_secs_f64(args.seconds.clamp(0.0, 3600.0))).await;
+    Ok(format!("computed {} in {}s", args.label, args.seconds))
+}
+
+/// Fails as a tool (a completed task whose result is an error); only ever a task.
+#[tool(read_only, task = required)]
+pub async fn failing_job(_client: &ConformanceClient) -> Result<String, Failure> {
+    Err(Failure::new(FailureKind::Error, "the job failed"))
+}
+
+/// Fails as the protocol, not as the tool: it asks the client its roots, which a client of
+/// the tasks suite does not declare, so the task ends `failed` with -32021 (a task for a client
+/// that supports tasks).
+#[tool(read_only, task)]
+pub async fn protocol_error_job(_client: &ConformanceClient, ctx: ToolContext) -> Result<String, Failure> {
+    let roots = ctx.roots().await?;
+    Ok(root_list(&roots))
+}
+
+/// The confirmation `confirm_delete` asks for.
+#[derive(Clone, Debug, Deserialize, JsonSchema, Elicit)]
+pub struct ConfirmDelete {
+    /// Delete it?
+    pub confirm: bool,
+}
+
+/// Input of `confirm_delete`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct DeleteArgs {
+    /// The file to delete.
+    pub filename: String,
+}
+
+/// Asks the user to confirm, then "deletes" the file (a task whose question waits for
+/// `tasks/update`).
+#[tool(mutates, task)]
+pub async fn confirm_delete(
+    args: DeleteArgs,
+    _client: &ConformanceClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let answer = ctx
+        .elicit::<ConfirmDelete>(&format!("Delete {}?", args.filename))
+        .key("confirm")
+        .await?;
+    match accepted(answer)?.confirm {
+        true => Ok(format!("deleted {}", args.filename)),
+        false => Ok(format!("kept {}", args.filename)),
+    }
+}
+
+/// Asks two questions at once (`first`, `second`), then greets both names.
+#[tool(read_only, task)]
+pub async fn multi_input(_client: &ConformanceClient, ctx: ToolContext) -> Result<String, Failure> {
+    let (first, second) = futures::join!(
+        ctx.elicit::<Name>("The first name?").key("first"),
+        ctx.elicit::<Name>("The second name?").key("second"),
+    );
+    Ok(format!(
+        "Hello, {} and {}!",
+        accepted(first?)?.name,
+        accepted(second?)?.name
+    ))
+}
+
 /// The conformance MCP server over a live fixture, started.
 pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
     let host = Arc::new(Host {
@@ -844,6 +946,12 @@ pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
                 .tool(TestMissingCapabilityTool)
                 .tool(TestStreamingElicitationTool)
                 .tool(TestLoggingToolTool)
+                .tool(GreetTool)
+                .tool(SlowComputeTool)
+                .tool(FailingJobTool)
+                .tool(ProtocolErrorJobTool)
+                .tool(ConfirmDeleteTool)
+                .tool(MultiInputTool)
                 .prompt(TestInputRequiredResultPromptPrompt),
         )
         .client(move || factory_host.clients())

@@ -271,6 +271,80 @@ pub async fn processes_view(client: &OpsClient) -> Result<ProcessTable, surface:
     Ok(ProcessTable { processes })
 }
 
+/// Input of `proc_wait`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Wait {
+    /// The process to wait for.
+    pub pid: u32,
+    /// Give up after this many seconds (default 600).
+    pub timeout_secs: Option<u64>,
+}
+
+/// What `proc_wait` answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Exited {
+    /// The process that exited.
+    pub pid: u32,
+    /// How long it was waited for, in milliseconds.
+    pub waited_ms: u64,
+}
+
+/// Wait until a process exits (it is killed), reporting progress while it runs.
+///
+/// Long: for a client that supports MCP tasks it runs as a task (poll `tasks/get`); others wait
+/// inline.
+#[tool(read_only, task, title = "Wait for a process")]
+pub async fn proc_wait(
+    args: Wait,
+    client: &OpsClient,
+    ctx: surface::context::ToolContext,
+) -> Result<Exited, surface::Failure> {
+    let started = std::time::Instant::now();
+    let timeout = std::time::Duration::from_secs(args.timeout_secs.unwrap_or(600));
+    let Some(process) = client.processes().get(&args.pid).await? else {
+        return Err(surface::Failure::new(
+            surface::FailureKind::Refused,
+            format!("there is no process {}", args.pid),
+        ));
+    };
+    loop {
+        if client.processes().get(&args.pid).await?.is_none() {
+            let waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            return Ok(Exited {
+                pid: args.pid,
+                waited_ms,
+            });
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(surface::Failure::new(
+                surface::FailureKind::Error,
+                format!(
+                    "{} (pid {}) still runs after {}s",
+                    process.name,
+                    args.pid,
+                    timeout.as_secs()
+                ),
+            ));
+        }
+        ctx.progress_with(
+            waited.as_secs_f64(),
+            Some(timeout.as_secs_f64()),
+            format!(
+                "waiting for {} (pid {}) to exit: {}s",
+                process.name,
+                args.pid,
+                waited.as_secs()
+            ),
+        )
+        .await;
+        tokio::select! {
+            _ = ctx.cancelled() => return Err(surface::Failure::new(surface::FailureKind::Error, "cancelled")),
+            _ = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+        }
+    }
+}
+
 /// A process state, as `triage` takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -315,6 +389,7 @@ pub fn core() -> Member {
     Member::new(EXPOSE)
         .tool(CountTool)
         .tool(ProcessesViewTool)
+        .tool(ProcWaitTool)
         .prompt(TriagePrompt)
 }
 

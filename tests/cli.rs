@@ -147,6 +147,7 @@ fn subcommands_are_the_tools_list_names_and_list_reads_the_table() {
         ("load_sample", "tool"),
         ("count", "tool"),
         ("processes_view", "tool"),
+        ("proc_wait", "tool"),
         ("load", "cell"),
         ("processes", "collection"),
         ("log", "stream"),

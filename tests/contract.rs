@@ -31,6 +31,7 @@ fn the_ops_face_keeps_its_checked_in_contract() {
             "load_sample",
             "proc_kill",
             "proc_spawn",
+            "proc_wait",
             "processes_view"
         ]
     );

@@ -59,7 +59,8 @@ async fn tools_list_exposes_exactly_the_map_with_annotations() {
                 "proc_kill",
                 "load_sample",
                 "count",
-                "processes_view"
+                "processes_view",
+                "proc_wait"
             ],
             "{era:?}"
         );

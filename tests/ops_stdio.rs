@@ -90,7 +90,7 @@ async fn modern_session_opens_with_server_discover() {
     let listed = wire
         .request(2, "tools/list", json!({"_meta": modern_meta()}))
         .await;
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 6, "{listed}");
     let killed = wire
         .request(
             3,

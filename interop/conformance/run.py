@@ -6,8 +6,9 @@ Three runs, each scored per scenario (a scenario passes when none of its checks 
                       "active" suite; the legacy wire);
   default@<newest>  - the same with the newest release;
   2026-07-28@<newest> - `--requirements 2026-07-28` of the newest release, the first that ships
-                      requirement sets; only the scenarios the set requires are scored, the rest
-                      (extensions, pending) are reported as INFO.
+                      requirement sets; the scenarios the set requires and the ten of the tasks
+                      extension (which this server implements) are scored, the rest (other
+                      extensions, pending) are reported as INFO.
 
 Prints PASS / FAIL / XFAIL (a failure the expected-failures file names) per scored scenario and
 NOTE for an expected failure that now passes everywhere it ran. Exits 1 when any scenario fails
@@ -41,6 +42,23 @@ SETS = [
     (f"default@{version_of(NEWEST)}", NEWEST, []),
     (f"2026-07-28@{version_of(NEWEST)}", NEWEST, ["--requirements", "2026-07-28"]),
 ]
+
+
+# The tasks extension's scenarios: the 2026-07-28 requirement set runs them unscored (an
+# extension is optional); this server implements the extension, so here they are scored like
+# every other required scenario.
+TASKS_SCENARIOS = {
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+}
 
 
 def read_expected(path: str) -> dict[str, str]:
@@ -114,7 +132,11 @@ def main() -> int:
                 print(f"FAIL conformance[{label}] the suite produced no results (exit {run.returncode}); see {OUTDIR}/{label}.log")
                 unexpected += 1
                 continue
-            scored = required_scenarios(package_dir, "2026-07-28") if "--requirements" in extra else set(results)
+            scored = (
+                required_scenarios(package_dir, "2026-07-28") | TASKS_SCENARIOS
+                if "--requirements" in extra
+                else set(results)
+            )
             n_pass = n_fail = n_xfail = 0
             for name in sorted(results):
                 failures = [c for c in results[name] if c.get("status") == "FAILURE"]

@@ -62,7 +62,7 @@ const names = (r) => (r.json?.tools ?? []).map((t) => t.name).sort().join(' ');
 
 // ops over stdio
 let r = inspector(OPS, '--method', 'tools/list', '--strict');
-check('stdio ops tools/list', r.status === 0 && names(r) === 'count load_sample proc_kill proc_spawn processes_view', r);
+check('stdio ops tools/list', r.status === 0 && names(r) === 'count load_sample proc_kill proc_spawn proc_wait processes_view', r);
 check('stdio ops tool schemas are portable (--strict finds no problem)', r.status === 0 && !/problem|error/i.test(r.stderr), r.stderr);
 r = inspector(OPS, '--method', 'tools/call', '--tool-name', 'proc_spawn', '--tool-arg', 'name=inspected');
 check('stdio ops tools/call proc_spawn', r.status === 0 && r.json?.structuredContent?.name === 'inspected' && r.json?.isError === false, r);
@@ -89,7 +89,7 @@ check('stdio bundle tools/call a sibling tool', r.status === 0 && r.json?.struct
 const server = await httpServer(OPS);
 try {
   r = inspector(server.url, '--method', 'tools/list', '--strict');
-  check('http ops tools/list', r.status === 0 && names(r) === 'count load_sample proc_kill proc_spawn processes_view', r);
+  check('http ops tools/list', r.status === 0 && names(r) === 'count load_sample proc_kill proc_spawn proc_wait processes_view', r);
   r = inspector(server.url, '--method', 'tools/call', '--tool-name', 'load_sample');
   check('http ops tools/call load_sample', r.status === 0 && r.json?.structuredContent?.procs === 2, r);
   r = inspector(server.url, '--method', 'resources/templates/list');

@@ -32,7 +32,7 @@ OPS = sys.argv[1]
 # as examples/axum_app (ops mounted at /mcp beside the app's own routes).
 TRANSPORTS = sys.argv[2:] or ["stdio", "http"]
 INSTRUCTIONS = "Everything here is about processes, not files."
-TOOLS = {"proc_spawn", "proc_kill", "load_sample", "count", "processes_view"}
+TOOLS = {"proc_spawn", "proc_kill", "load_sample", "count", "processes_view", "proc_wait"}
 RESOURCES = {
     "surface://cells/load",
     "surface://collections/processes",

@@ -120,7 +120,7 @@ async function checkOps(sdk, transport) {
     check(`${tag} server identity`, client.getServerVersion()?.name === 'ops', client.getServerVersion());
     check(`${tag} instructions`, client.getInstructions() === 'Everything here is about processes, not files.', client.getInstructions());
     const tools = await toolNames(client);
-    check(`${tag} tools/list`, same(tools, ['proc_spawn', 'proc_kill', 'load_sample', 'count', 'processes_view']), [...tools]);
+    check(`${tag} tools/list`, same(tools, ['proc_spawn', 'proc_kill', 'load_sample', 'count', 'processes_view', 'proc_wait']), [...tools]);
     const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
     // No ui://ops/processes: this client does not declare the MCP Apps extension.
     check(`${tag} resources/list`, resources.join(' ') === 'surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log', resources);

@@ -1,6 +1,7 @@
 //! `#[tool]` on an `async fn`: a bespoke tool.
 //!
-//! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio, view = PANEL)]` on
+//! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio, view = PANEL, task |
+//! task = required)]` on
 //! `async fn name([args: A,] client: &C [, cancel: CancellationToken | ctx: ToolContext]) -> Result<T, E>`.
 //! Pipeline: parse the attribute with darling and the signature (shared with `#[prompt]`, see
 //! `bespoke`) → validate → expand the function unchanged plus a unit struct `NameTool`
@@ -23,7 +24,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, ItemFn, LitStr, Meta, ReturnType, Type};
 
-const WORDS: &[&str] = &["mutates", "read_only", "title", "render", "view"];
+const WORDS: &[&str] = &["mutates", "read_only", "title", "render", "view", "task"];
 
 const KIND: Kind = Kind {
     word: "tool",
@@ -38,6 +39,8 @@ struct ToolArgs {
     render: Option<Ident>,
     /// The const `View` the tool is bound to (an MCP Apps view).
     view: Option<syn::Path>,
+    /// `task` (a task for clients that support them) or `task = required`.
+    task: Option<darling::util::Override<Ident>>,
 }
 
 pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
@@ -118,7 +121,7 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
         let NestedMeta::Meta(m) = &n else {
             errors.at(
                 &n,
-                "expected a word: `mutates`, `read_only`, `title = \"…\"`, `render = image | audio` or `view = PANEL`",
+                "expected a word: `mutates`, `read_only`, `title = \"…\"`, `render = image | audio`, `view = PANEL` or `task`",
             );
             continue;
         };
@@ -143,6 +146,13 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
             ("view", _) => {
                 Some("a tool is bound to a view by its const: write `view = PANEL` (a `surface::View`)")
             }
+            ("task", Meta::Path(_)) => None,
+            ("task", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Path(p) if p.path.is_ident("required")) => {
+                None
+            }
+            ("task", _) => Some(
+                "write `task` (a task for clients that support MCP tasks, inline for others) or `task = required`",
+            ),
             _ => {
                 errors.at(m.path(), unknown_word(&word, "`#[tool]`", WORDS));
                 continue;
@@ -221,6 +231,11 @@ fn descriptor(
     let doc = doc_text(&item.attrs);
     let mutates = !args.read_only.is_present();
     let title = bespoke::title(args.title.as_ref());
+    let task = match &args.task {
+        None => quote!(::surface::TaskSupport::Never),
+        Some(darling::util::Override::Inherit) => quote!(::surface::TaskSupport::Optional),
+        Some(darling::util::Override::Explicit(_)) => quote!(::surface::TaskSupport::Required),
+    };
     let input_check = params.args.as_ref().map(checks::tool_input);
     let render_check = args.render.as_ref().map(|r| match r.to_string().as_str() {
         "audio" => checks::renders_audio(output, r.span()),
@@ -238,6 +253,7 @@ fn descriptor(
                     mutates: #mutates,
                     input: #schema,
                     view: <#tool as ::surface::StaticTool>::VIEW,
+                    task: #task,
                 }
             };
             &DESCRIPTOR

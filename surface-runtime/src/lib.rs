@@ -83,7 +83,7 @@ pub use schemars;
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
 pub use surface::{DirectDispatch, Procedures, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
 pub use tool::{
-    BespokeTool, CancellationToken, IntoToolOutput, OkImage, StaticTool, ToolDescriptor, ToolOutput,
-    ToolTable, ok_image,
+    BespokeTool, CancellationToken, IntoToolOutput, OkImage, StaticTool, TaskSupport, ToolDescriptor,
+    ToolOutput, ToolTable, ok_image,
 };
 pub use view::View;

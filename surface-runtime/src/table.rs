@@ -148,6 +148,9 @@ pub(crate) struct ToolEntry {
     /// Whether calling it changes state (what the audit trail records).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub mutates: bool,
+    /// Whether its calls may run as MCP tasks (only the MCP face has tasks).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub task: crate::tool::TaskSupport,
 }
 
 /// What produced a tool, owned (a row outlives the roster it was built from).
@@ -236,6 +239,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 input,
                 view: None,
                 mutates,
+                task: crate::tool::TaskSupport::Never,
             },
         });
     }
@@ -261,6 +265,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 input: Arc::new((d.input)()),
                 view: d.view,
                 mutates: d.mutates,
+                task: d.task,
             },
         });
     }
@@ -313,6 +318,7 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                     input: Arc::new(input),
                     view: None,
                     mutates: false,
+                    task: crate::tool::TaskSupport::Never,
                 },
             }
         })
@@ -394,6 +400,7 @@ pub(crate) fn tool_table(
                 input: Arc::new((d.input)()),
                 view: d.view,
                 mutates: d.mutates,
+                task: d.task,
             },
         });
     }

@@ -29,6 +29,24 @@ pub struct ToolDescriptor {
     /// The URI of the MCP Apps view it is bound to (`#[tool(view = PANEL)]`), if any: hosts
     /// that render views show that page with its answer (see [`crate::view`](mod@crate::view)).
     pub view: Option<&'static str>,
+    /// Whether a call may run as an MCP task (`#[tool(task)]`, `#[tool(task = required)]`).
+    pub task: TaskSupport,
+}
+
+/// Whether a tool's calls may run as MCP tasks (the `io.modelcontextprotocol/tasks`
+/// extension): the call answers a task id at once, and the client polls for its result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Always answered inline (a tool without `task`).
+    #[default]
+    Never,
+    /// A task for a 2026-07-28 request whose client declares the extension; inline for any
+    /// other (`#[tool(task)]`).
+    Optional,
+    /// A task, and refused (`-32021`, naming the extension) for a 2026-07-28 client that does
+    /// not declare it (`#[tool(task = required)]`). Legacy sessions have no tasks: it runs
+    /// inline there.
+    Required,
 }
 
 /// A bespoke tool over clients of type `Self::Client`. Implemented by `#[tool]`.

@@ -69,6 +69,24 @@ enum Era {
     /// The session's peer, and how long an ask waits for its answer.
     Legacy(Peer<RoleServer>, Duration),
     Modern(Rounds),
+    /// A call running as a task (tasks.rs): a question is one of its `inputRequests`, answered
+    /// by `tasks/update`.
+    Task(TaskInputs),
+}
+
+/// The questions of one task: where they wait for their answers.
+#[derive(Clone)]
+pub(crate) struct TaskInputs(Arc<super::tasks::Entry>);
+
+impl TaskInputs {
+    pub(crate) fn new(entry: Arc<super::tasks::Entry>) -> TaskInputs {
+        TaskInputs(entry)
+    }
+
+    /// The task.
+    pub(crate) fn entry(&self) -> &Arc<super::tasks::Entry> {
+        &self.0
+    }
 }
 
 /// One request's questions: how to ask them, and what went wrong in a way the protocol
@@ -110,10 +128,10 @@ impl CallAsks {
             (Capabilities::Session, Era::Legacy(peer, _)) => peer
                 .peer_info()
                 .is_some_and(|info| declares(&info.capabilities, capability)),
-            (Capabilities::Session, Era::Modern(_)) => false,
+            (Capabilities::Session, _) => false,
         };
         if !declared {
-            if matches!(self.era, Era::Modern(_)) {
+            if matches!(self.era, Era::Modern(_) | Era::Task(_)) {
                 self.refuse(ErrorData::missing_required_client_capability(required(
                     capability,
                 )));
@@ -121,7 +139,25 @@ impl CallAsks {
             return Err(AskError::Unsupported { capability });
         }
         let (method, params) = request_of(&ask);
+        let encode = |method: &str, params: Value| -> Result<InputRequest, AskError> {
+            serde_json::from_value(json!({ "method": method, "params": params }))
+                .map_err(|e| AskError::Failed(format!("cannot encode the {method} request: {e}")))
+        };
         match &self.era {
+            Era::Task(inputs) => {
+                let Some(answer) = inputs.entry().ask(key.clone(), encode(method, params)?).await else {
+                    // The task ended meanwhile (cancelled, expired): its future is dropped.
+                    return std::future::pending().await;
+                };
+                let parsed = parse_answer(&ask, &answer);
+                if let Err(e) = &parsed {
+                    self.refuse(ErrorData::invalid_params(
+                        format!("inputResponses[\"{key}\"]: {e}"),
+                        None,
+                    ));
+                }
+                parsed
+            }
             Era::Legacy(peer, timeout) => {
                 let answer = send(peer, method, params, *timeout).await?;
                 parse_answer(&ask, &answer)
@@ -140,9 +176,7 @@ impl CallAsks {
                     }
                     return parsed;
                 }
-                let request: InputRequest =
-                    serde_json::from_value(json!({ "method": method, "params": params }))
-                        .map_err(|e| AskError::Failed(format!("cannot encode the {method} request: {e}")))?;
+                let request = encode(method, params)?;
                 crate::sync::lock(&rounds.pending).insert(key, request);
                 rounds.waker.wake();
                 // The gate ends the round; this branch is never resumed.
@@ -357,6 +391,12 @@ impl Round {
         Ok(Round::new(era, capabilities, binding))
     }
 
+    /// The round of a call running as a task: its questions wait on `inputs`, asked of a
+    /// client that declared `capabilities`.
+    pub(crate) fn for_task(inputs: TaskInputs, capabilities: ClientCapabilities) -> Round {
+        Round::new(Era::Task(inputs), Capabilities::Known(capabilities), Vec::new())
+    }
+
     fn new(era: Era, capabilities: Capabilities, binding: Vec<u8>) -> Round {
         Round {
             asks: Arc::new(CallAsks {
@@ -386,7 +426,7 @@ impl Round {
         let mut call = std::pin::pin!(call);
         let rounds = match &self.asks.era {
             Era::Modern(rounds) => Some(rounds),
-            Era::Legacy(..) => None,
+            Era::Legacy(..) | Era::Task(_) => None,
         };
         let outcome = std::future::poll_fn(|cx| {
             if let Some(rounds) = rounds {

@@ -31,6 +31,8 @@ pub(crate) struct Settings {
     pub(crate) audit: super::audit::Audit,
     /// How long one ask waits for the host's answer ([`ASK_TIMEOUT`]).
     pub(crate) ask_timeout: std::time::Duration,
+    /// The bounds of MCP tasks (tasks.rs).
+    pub(crate) tasks: super::tasks::TaskSettings,
 }
 
 impl Default for Settings {
@@ -40,6 +42,7 @@ impl Default for Settings {
             transport: Limits::default(),
             audit: super::audit::Audit::Off,
             ask_timeout: ASK_TIMEOUT,
+            tasks: super::tasks::TaskSettings::default(),
         }
     }
 }

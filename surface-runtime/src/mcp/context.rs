@@ -143,3 +143,40 @@ pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<crat
     });
     direct.cloned().map(Arc::new)
 }
+
+/// Reports to a task (tasks.rs): progress becomes its status message; questions are its
+/// `inputRequests`. Log messages have no request left to go with, so they go nowhere.
+struct TaskReporter {
+    entry: Arc<super::tasks::Entry>,
+    asks: Arc<super::asking::CallAsks>,
+}
+
+impl Reporter for TaskReporter {
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()> {
+        let text = match (message, total) {
+            (Some(m), _) => m,
+            (None, Some(total)) => format!("{progress}/{total}"),
+            (None, None) => format!("{progress}"),
+        };
+        self.entry.status(text);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn log(&self, _: LogLevel, _: Option<String>, _: Value) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    fn ask(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
+        Box::pin(self.asks.ask(key, ask))
+    }
+}
+
+/// The context of a call running as the task `entry`, asking through `round`'s questions and
+/// cancelled by `tasks/cancel`.
+pub(crate) fn for_task(entry: &Arc<super::tasks::Entry>, round: &super::asking::Round) -> ToolContext {
+    let reporter = TaskReporter {
+        entry: entry.clone(),
+        asks: round.asks(),
+    };
+    ToolContext::new(entry.cancelled(), Some(Arc::new(reporter)))
+}

@@ -53,6 +53,7 @@ mod session;
 mod static_bundle;
 mod stdio;
 mod subscriptions;
+mod tasks;
 mod transport;
 mod watch;
 
@@ -70,6 +71,7 @@ pub use http::{HttpOptions, HttpServer, HttpService};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use results::{BRAND, branded, normalize};
 pub use static_bundle::Roster;
+pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings};
 
 /// The stdio transport's pure parts, for fuzzing and tests: how a line is decoded (and what it
 /// is answered when it is no request), and the bounds.
@@ -216,6 +218,26 @@ impl McpServer {
     /// ```
     pub fn ask_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.settings.ask_timeout = timeout;
+        self
+    }
+
+    /// The bounds of MCP tasks (a `#[tool(task)]` tool's calls for clients that declare the
+    /// `io.modelcontextprotocol/tasks` extension): how long a task is kept from its creation
+    /// (its `ttlMs`; a task still running then ends `failed`, saying so), the polling interval
+    /// suggested, and how many live tasks the server and one connection may hold (one more is
+    /// refused with -32603 naming the limit). The defaults are [`TaskSettings::default`].
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::{McpServer, TaskSettings, TASK_TTL, MAX_TASKS};
+    /// # use std::time::Duration;
+    /// assert_eq!((TASK_TTL, MAX_TASKS), (Duration::from_secs(900), 1024));
+    /// let server = McpServer::new("ops", "1.0.0").task_settings(TaskSettings {
+    ///     ttl: Duration::from_secs(60),
+    ///     ..TaskSettings::default()
+    /// });
+    /// ```
+    pub fn task_settings(mut self, settings: TaskSettings) -> Self {
+        self.settings.tasks = settings;
         self
     }
 

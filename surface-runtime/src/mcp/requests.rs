@@ -8,12 +8,15 @@ use super::session::Handler;
 use super::watch::Target;
 use crate::failure::{Failure, FailureKind};
 use crate::schema;
+use crate::table::ToolEntry;
+use crate::tool::TaskSupport;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, CustomRequest, CustomResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
+use std::sync::Arc;
 
 fn unknown_resource(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(
@@ -108,6 +111,18 @@ impl Handler {
                 )),
             };
         };
+        if entry.task != TaskSupport::Never {
+            let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+            let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+            if modern && declared {
+                return self.call_as_task(&generation, entry, request, &context);
+            }
+            if modern && entry.task == TaskSupport::Required {
+                return Err(ErrorData::missing_required_client_capability(
+                    ClientCapabilities::builder().enable_tasks().build(),
+                ));
+            }
+        }
         let round = super::asking::Round::open(
             &context,
             "tools/call",
@@ -138,12 +153,7 @@ impl Handler {
                     }
                 }
             }
-            Err(e) => Err(Failure::new(
-                FailureKind::InvalidInput {
-                    field: e.field.clone(),
-                },
-                format!("invalid argument `{}`: {}", e.field, e.message),
-            )),
+            Err(e) => Err(invalid_argument(e)),
         };
         if let Some(audited) = audited {
             let outcome = match &answer {
@@ -164,6 +174,42 @@ impl Handler {
                 .and_then(|c| serde_json::to_value(c).ok())
         });
         Ok(generation.views.finish(entry.view, client, result).into())
+    }
+
+    /// `tools/call` of a task tool for a client that declared tasks: the task's id at once, the
+    /// call running on (tasks.rs). Arguments that do not fit are answered inline, as always.
+    fn call_as_task(
+        &self,
+        generation: &Arc<Generation>,
+        entry: &ToolEntry,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = match schema::unwrap_input(&entry.input, request.arguments) {
+            Ok(input) => input,
+            Err(e) => return Ok(results::failure(invalid_argument(e)).into()),
+        };
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let (generation, target) = (generation.clone(), entry.target.clone());
+        // The connection, for its cap on live tasks.
+        let session = Arc::as_ptr(&self.state) as usize;
+        let created = self.shared.tasks.create(session, move |inputs| {
+            let round = super::asking::Round::for_task(inputs.clone(), capabilities);
+            let call = super::context::for_task(inputs.entry(), &round);
+            let cancel = inputs.entry().cancelled();
+            async move {
+                let run = call.scope(run_tool(&generation, &target, input, cancel));
+                match round.run(run).await {
+                    Ok(answer) => Ok(super::tasks::outcome(answer)),
+                    Err(super::asking::Halt::Refused(error)) => Err(error),
+                    Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
+                        branded("a task cannot end waiting for input"),
+                        None,
+                    )),
+                }
+            }
+        })?;
+        Ok(CallToolResponse::Task(created))
     }
 
     /// `prompts/get`.
@@ -200,6 +246,16 @@ impl Handler {
     }
 }
 
+/// The failure an argument that does not fit the input schema answers.
+fn invalid_argument(e: schema::InputError) -> Failure {
+    Failure::new(
+        FailureKind::InvalidInput {
+            field: e.field.clone(),
+        },
+        format!("invalid argument `{}`: {}", e.field, e.message),
+    )
+}
+
 /// Runs `call` until it ends or `ct` is cancelled (`notifications/cancelled`, or the client
 /// going away): then the call's future is dropped where it waits, so what it would do after
 /// that await never happens. That await is the point of no return: whatever ran before it
@@ -209,9 +265,23 @@ async fn until_cancelled<T>(
     ct: &tokio_util::sync::CancellationToken,
     call: impl std::future::Future<Output = Result<T, Failure>>,
 ) -> Result<T, Failure> {
-    match ct.run_until_cancelled(call).await {
+    match unless_cancelled(ct, call).await {
         Some(answer) => answer,
         None => Err(Failure::new(FailureKind::Error, "the call was cancelled")),
+    }
+}
+
+/// `fut`'s output, or `None` once `ct` is cancelled (`fut` dropped). Biased to the cancel:
+/// a call that would end in the same poll as its cancel is cancelled (tokio-util's
+/// `run_until_cancelled` favours the future).
+pub(crate) async fn unless_cancelled<F: std::future::Future>(
+    ct: &tokio_util::sync::CancellationToken,
+    fut: F,
+) -> Option<F::Output> {
+    tokio::select! {
+        biased;
+        _ = ct.cancelled() => None,
+        out = fut => Some(out),
     }
 }
 

@@ -21,6 +21,8 @@ struct Tombstone {
 /// One served bundle, shared by all its connections.
 pub(crate) struct Shared {
     pub(crate) info: ServerConfig,
+    /// The MCP tasks its tools run (tasks.rs).
+    pub(crate) tasks: super::tasks::Tasks,
     pub(crate) instructions: Instructions,
     pub(crate) settings: Settings,
     fixed: Fixed,
@@ -45,7 +47,19 @@ impl Shared {
         let generation = generation::compose(&fixed, siblings, || factory.link(&closed))?;
         let mut info = server_config(identity);
         super::apps::advertise(&mut info.capabilities, &fixed.ui);
+        // The tasks extension, when a tool can run as a task (`tasks/*` are served only then).
+        if generation
+            .tools
+            .values()
+            .any(|t| t.task != crate::tool::TaskSupport::Never)
+        {
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
+        }
         Ok(Arc::new(Shared {
+            tasks: super::tasks::Tasks::new(settings.tasks),
             info,
             instructions,
             settings,

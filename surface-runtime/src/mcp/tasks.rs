@@ -1,0 +1,501 @@
+//! MCP tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663) on the MCP face.
+//!
+//! A tool declared `#[tool(task)]` runs as a task when a 2026-07-28 request's client declares the
+//! extension in its `_meta` capabilities: `tools/call` answers a `CreateTaskResult` at once
+//! (`resultType: "task"`, the id, `working`, the timestamps, `ttlMs`, `pollIntervalMs`), and only
+//! after `tasks/get` can resolve that id. The call then runs on its own tokio task:
+//!
+//! - `tasks/get` answers its state with the payload inlined: the tool's result once it ends
+//!   (a tool's failure is a `completed` task whose result has `isError`), the JSON-RPC error when
+//!   the protocol, not the tool, failed it (`failed`), or the questions it waits on
+//!   (`input_required` with `inputRequests`);
+//! - a question the tool asks (`ctx.elicit`, `ctx.sample`, `ctx.roots`, unchanged) becomes one
+//!   of those `inputRequests`; `tasks/update` with `inputResponses` answers it (keys that are not
+//!   pending are ignored, as the extension says) and the tool goes on from where it waited;
+//! - `tasks/cancel` is cooperative: the tool's `ctx.cancelled()` fires and its future is dropped
+//!   at the await it is waiting on (the point of no return, as for `notifications/cancelled`); a
+//!   task it stopped is `cancelled`;
+//! - `ctx.progress_with(…)` becomes the task's `statusMessage` (and `ctx.progress` a
+//!   `progress/total` one).
+//!
+//! A `#[tool(task = required)]` tool refuses a client that does not declare the extension with
+//! `-32021` (MissingRequiredClientCapability) naming it; a `#[tool(task)]` one answers such a
+//! client (and every legacy session) inline, as any tool.
+//!
+//! Ids are 128 random bits from the OS (hex). The bounds are settings of `McpServer`
+//! ([`TaskSettings`]): how long a task is kept from its creation (its `ttlMs`: a task still
+//! running then is ended as `failed`, saying so, and a task is forgotten at that time), the
+//! polling interval suggested, and how many live (non-terminal) tasks the server and one
+//! connection may hold; a call over either cap is answered inline-refused with -32603 saying which.
+//! Terminal tasks are swept on every access to the table.
+
+use super::asking::TaskInputs;
+use super::results::{self, branded};
+use crate::failure::Failure;
+use crate::sync::lock;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, CreateTaskResult, DetailedTask, InputRequest, InputRequests, JsonObject, Task,
+    TaskPayload, TaskStatus,
+};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// How long a task is kept from its creation, by default (its `ttlMs`).
+pub const TASK_TTL: Duration = Duration::from_secs(15 * 60);
+/// The polling interval a task suggests, by default (its `pollIntervalMs`).
+pub const TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// How many live tasks the whole server holds at once, by default.
+pub const MAX_TASKS: usize = 1024;
+/// How many live tasks one connection holds at once, by default.
+pub const MAX_TASKS_PER_SESSION: usize = 64;
+
+/// The bounds of the task table (see the module): set with `McpServer::task_settings`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// How long a task is kept from its creation ([`TASK_TTL`]).
+    pub ttl: Duration,
+    /// The polling interval suggested to clients ([`TASK_POLL_INTERVAL`]).
+    pub poll_interval: Duration,
+    /// Live tasks the server holds at once ([`MAX_TASKS`]).
+    pub max_tasks: usize,
+    /// Live tasks one connection holds at once ([`MAX_TASKS_PER_SESSION`]).
+    pub max_tasks_per_session: usize,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            ttl: TASK_TTL,
+            poll_interval: TASK_POLL_INTERVAL,
+            max_tasks: MAX_TASKS,
+            max_tasks_per_session: MAX_TASKS_PER_SESSION,
+        }
+    }
+}
+
+/// A question a running task waits on.
+struct Pending {
+    request: InputRequest,
+    answer: oneshot::Sender<Value>,
+}
+
+/// What changes over a task's life.
+struct State {
+    status_message: Option<String>,
+    last_updated_at: String,
+    pending: BTreeMap<String, Pending>,
+    terminal: Option<TaskPayload>,
+    /// Ended by its TTL (kept one more TTL, see `Tasks::sweep`).
+    expired: bool,
+}
+
+/// One task.
+pub(crate) struct Entry {
+    id: String,
+    /// The connection that created it (for the per-connection cap).
+    session: usize,
+    created_at: String,
+    created: Instant,
+    cancel: CancellationToken,
+    state: Mutex<State>,
+}
+
+impl Entry {
+    fn touch(state: &mut State) {
+        state.last_updated_at = now();
+    }
+
+    fn is_live(&self) -> bool {
+        lock(&self.state).terminal.is_none()
+    }
+
+    /// Ends the task with `payload` unless it has ended already.
+    fn settle(&self, payload: TaskPayload) {
+        let mut state = lock(&self.state);
+        if state.terminal.is_none() {
+            state.terminal = Some(payload);
+            state.pending.clear();
+            Entry::touch(&mut state);
+        }
+    }
+
+    fn detailed(&self, settings: &TaskSettings) -> DetailedTask {
+        let state = lock(&self.state);
+        let payload = match &state.terminal {
+            Some(p) => p.clone(),
+            None if !state.pending.is_empty() => TaskPayload::InputRequired {
+                input_requests: state
+                    .pending
+                    .iter()
+                    .map(|(k, p)| (k.clone(), p.request.clone()))
+                    .collect::<InputRequests>(),
+            },
+            None => TaskPayload::Working,
+        };
+        let mut task = Task::new(
+            self.id.clone(),
+            TaskStatus::Working,
+            self.created_at.clone(),
+            state.last_updated_at.clone(),
+        )
+        .with_ttl_ms(millis(settings.ttl))
+        .with_poll_interval_ms(millis(settings.poll_interval));
+        task.status_message = state.status_message.clone();
+        DetailedTask::new(task, payload)
+    }
+
+    /// Asks the client `request` under `key` and waits for its `tasks/update` answer; `None`
+    /// when the task ended meanwhile (cancelled, expired).
+    pub(crate) async fn ask(&self, key: String, request: InputRequest) -> Option<Value> {
+        let (answer, heard) = oneshot::channel();
+        {
+            let mut state = lock(&self.state);
+            if state.terminal.is_some() {
+                return None;
+            }
+            state.pending.insert(key, Pending { request, answer });
+            Entry::touch(&mut state);
+        }
+        heard.await.ok()
+    }
+
+    /// Sets the task's status message (a tool's progress).
+    pub(crate) fn status(&self, message: String) {
+        let mut state = lock(&self.state);
+        if state.terminal.is_none() {
+            state.status_message = Some(message);
+            Entry::touch(&mut state);
+        }
+    }
+
+    /// Fires when the task is cancelled or expires.
+    pub(crate) fn cancelled(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn now() -> String {
+    rmcp::task_manager::current_timestamp()
+}
+
+/// 128 random bits, as 32 hex digits.
+fn new_id() -> String {
+    let mut bits = [0u8; 16];
+    getrandom::fill(&mut bits).expect("the OS random source is unavailable");
+    bits.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unknown(id: &str) -> ErrorData {
+    ErrorData::invalid_params(branded(&format!("unknown task \"{id}\"")), None)
+}
+
+/// The server's task table.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    settings: TaskSettings,
+    tasks: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+/// What a task's tool answers: its result, or the error the protocol answers instead.
+pub(crate) type Outcome = Result<CallToolResult, ErrorData>;
+
+impl Tasks {
+    pub(crate) fn new(settings: TaskSettings) -> Tasks {
+        Tasks {
+            settings,
+            tasks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Ends what outlived its TTL: a task that ended in time is forgotten; one still running is
+    /// `failed` saying so (its future dropped) and kept one more TTL, so a poller learns why.
+    fn sweep(&self, tasks: &mut HashMap<String, Arc<Entry>>) {
+        let ttl = self.settings.ttl;
+        tasks.retain(|_, entry| {
+            let age = entry.created.elapsed();
+            if age < ttl {
+                return true;
+            }
+            if !entry.is_live() {
+                return lock(&entry.state).expired && age < ttl * 2;
+            }
+            lock(&entry.state).expired = true;
+            entry.settle(TaskPayload::Failed {
+                error: error_object(&ErrorData::internal_error(
+                    branded(&format!(
+                        "the task ran past its time to live ({} ms) and was stopped",
+                        millis(ttl)
+                    )),
+                    None,
+                )),
+            });
+            entry.cancel.cancel();
+            true
+        });
+    }
+
+    /// Creates a task for connection `session` and runs `run` for it; `run` is handed the
+    /// task's questions. Refused (-32603) over a cap.
+    pub(crate) fn create<F, Fut>(&self, session: usize, run: F) -> Result<CreateTaskResult, ErrorData>
+    where
+        F: FnOnce(TaskInputs) -> Fut,
+        Fut: std::future::Future<Output = Outcome> + Send + 'static,
+    {
+        let mut tasks = lock(&self.tasks);
+        self.sweep(&mut tasks);
+        let live: Vec<&Arc<Entry>> = tasks.values().filter(|e| e.is_live()).collect();
+        if live.len() >= self.settings.max_tasks {
+            return Err(ErrorData::internal_error(
+                branded(&format!(
+                    "the server already runs {} tasks, its limit: try again when one ends",
+                    self.settings.max_tasks
+                )),
+                None,
+            ));
+        }
+        if live.iter().filter(|e| e.session == session).count() >= self.settings.max_tasks_per_session {
+            return Err(ErrorData::internal_error(
+                branded(&format!(
+                    "this connection already runs {} tasks, its limit: try again when one ends",
+                    self.settings.max_tasks_per_session
+                )),
+                None,
+            ));
+        }
+        let created_at = now();
+        let entry = Arc::new(Entry {
+            id: new_id(),
+            session,
+            created_at: created_at.clone(),
+            created: Instant::now(),
+            cancel: CancellationToken::new(),
+            state: Mutex::new(State {
+                status_message: None,
+                last_updated_at: created_at,
+                pending: BTreeMap::new(),
+                terminal: None,
+                expired: false,
+            }),
+        });
+        // In the table before the answer goes out: `tasks/get` resolves the id at once.
+        tasks.insert(entry.id.clone(), entry.clone());
+        drop(tasks);
+        let future = run(TaskInputs::new(entry.clone()));
+        let settled = entry.clone();
+        let handle = tokio::spawn(async move {
+            let payload = match super::requests::unless_cancelled(&settled.cancel, future).await {
+                None => TaskPayload::Cancelled,
+                Some(Ok(result)) => TaskPayload::Completed {
+                    result: object(&result),
+                },
+                Some(Err(error)) => TaskPayload::Failed {
+                    error: error_object(&error),
+                },
+            };
+            settled.settle(payload);
+        });
+        // A tool that panics fails its task (the protocol's error, not the tool's answer).
+        let watched = entry.clone();
+        tokio::spawn(async move {
+            if let Err(e) = handle.await
+                && e.is_panic()
+            {
+                watched.settle(TaskPayload::Failed {
+                    error: error_object(&ErrorData::internal_error(
+                        branded("the tool panicked while running as a task"),
+                        None,
+                    )),
+                });
+            }
+        });
+        Ok(CreateTaskResult::new(entry.detailed(&self.settings).task))
+    }
+
+    fn find(&self, id: &str) -> Result<Arc<Entry>, ErrorData> {
+        let mut tasks = lock(&self.tasks);
+        self.sweep(&mut tasks);
+        tasks.get(id).cloned().ok_or_else(|| unknown(id))
+    }
+
+    /// `tasks/get`.
+    pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
+        Ok(self.find(id)?.detailed(&self.settings))
+    }
+
+    /// `tasks/update`: answers the pending questions `responses` names (others are ignored).
+    pub(crate) fn update(
+        &self,
+        id: &str,
+        responses: impl IntoIterator<Item = (String, Value)>,
+    ) -> Result<(), ErrorData> {
+        let entry = self.find(id)?;
+        let mut state = lock(&entry.state);
+        for (key, value) in responses {
+            if let Some(pending) = state.pending.remove(&key) {
+                let _ = pending.answer.send(value);
+            }
+        }
+        Entry::touch(&mut state);
+        Ok(())
+    }
+
+    /// `tasks/cancel`: the tool's cancellation fires; its future ends at its next await.
+    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
+        self.find(id)?.cancel.cancel();
+        Ok(())
+    }
+
+    /// Whether any task is live (for tests).
+    #[cfg(test)]
+    fn live(&self) -> usize {
+        lock(&self.tasks).values().filter(|e| e.is_live()).count()
+    }
+}
+
+fn object(result: &CallToolResult) -> JsonObject {
+    match serde_json::to_value(result) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+fn error_object(error: &ErrorData) -> JsonObject {
+    match serde_json::to_value(error) {
+        Ok(Value::Object(o)) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+/// A task's answer from what its tool answered: a failure of the tool is a result (`isError`).
+pub(crate) fn outcome(answer: Result<crate::tool::ToolOutput, Failure>) -> CallToolResult {
+    match answer {
+        Ok(output) => results::success(output),
+        Err(failure) => results::failure(failure),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(ttl_ms: u64, max_tasks: usize, per_session: usize) -> TaskSettings {
+        TaskSettings {
+            ttl: Duration::from_millis(ttl_ms),
+            poll_interval: Duration::from_millis(10),
+            max_tasks,
+            max_tasks_per_session: per_session,
+        }
+    }
+
+    async fn settled(tasks: &Tasks, id: &str) -> DetailedTask {
+        for _ in 0..200 {
+            let task = tasks.get(id).unwrap();
+            if task.status().is_terminal() {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("task {id} did not end")
+    }
+
+    #[tokio::test]
+    async fn ids_are_128_random_bits_and_resolve_at_once() {
+        let tasks = Tasks::new(TaskSettings::default());
+        let a = tasks
+            .create(1, |_| async { Ok(CallToolResult::success(vec![])) })
+            .unwrap();
+        let b = tasks
+            .create(1, |_| async { Ok(CallToolResult::success(vec![])) })
+            .unwrap();
+        assert_eq!(a.task.task_id.len(), 32);
+        assert!(a.task.task_id.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a.task.task_id, b.task.task_id);
+        assert_eq!(a.task.ttl_ms, Some(millis(TASK_TTL)));
+        assert!(tasks.get(&a.task.task_id).is_ok());
+        let done = settled(&tasks, &b.task.task_id).await;
+        assert_eq!(done.status(), TaskStatus::Completed);
+        assert_eq!(tasks.get("nope").unwrap_err().code.0, -32602);
+    }
+
+    #[tokio::test]
+    async fn a_question_waits_for_its_update_and_unknown_keys_are_ignored() {
+        let tasks = Tasks::new(TaskSettings::default());
+        let created = tasks
+            .create(1, |inputs| async move {
+                let request: InputRequest =
+                    serde_json::from_value(serde_json::json!({"method": "roots/list", "params": {}}))
+                        .unwrap();
+                let answer = inputs.entry().ask("where".into(), request).await.unwrap();
+                Ok(CallToolResult::success(vec![rmcp::model::ContentBlock::text(
+                    answer.to_string(),
+                )]))
+            })
+            .unwrap();
+        let id = created.task.task_id;
+        let mut asked = tasks.get(&id).unwrap();
+        for _ in 0..100 {
+            if asked.status() == TaskStatus::InputRequired {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            asked = tasks.get(&id).unwrap();
+        }
+        assert_eq!(asked.status(), TaskStatus::InputRequired);
+        tasks.update(&id, [("other".to_owned(), Value::Null)]).unwrap();
+        assert_eq!(tasks.get(&id).unwrap().status(), TaskStatus::InputRequired);
+        tasks
+            .update(&id, [("where".to_owned(), serde_json::json!({"roots": []}))])
+            .unwrap();
+        let done = serde_json::to_value(settled(&tasks, &id).await).unwrap();
+        assert_eq!(done["result"]["content"][0]["text"], "{\"roots\":[]}");
+    }
+
+    #[tokio::test]
+    async fn cancel_drops_the_future_and_the_ttl_and_caps_bound_the_table() {
+        let tasks = Tasks::new(settings(300, 2, 1));
+        let slow = |_: TaskInputs| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(CallToolResult::success(vec![]))
+        };
+        let a = tasks.create(1, slow).unwrap().task.task_id;
+        let refused = tasks.create(1, slow).unwrap_err();
+        assert!(
+            refused.message.contains("this connection already runs 1 tasks"),
+            "{refused:?}"
+        );
+        let b = tasks.create(2, slow).unwrap();
+        let refused = tasks.create(3, slow).unwrap_err();
+        assert!(
+            refused.message.contains("the server already runs 2 tasks"),
+            "{refused:?}"
+        );
+        tasks.cancel(&a).unwrap();
+        assert_eq!(settled(&tasks, &a).await.status(), TaskStatus::Cancelled);
+        assert_eq!(tasks.live(), 1);
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        // Past the TTL: the cancelled one is forgotten; the one still running is stopped and
+        // failed, saying why, for one more TTL.
+        assert!(tasks.get(&a).is_err());
+        let expired = serde_json::to_value(tasks.get(&b.task.task_id).unwrap()).unwrap();
+        assert_eq!(expired["status"], "failed");
+        assert!(
+            expired["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("ran past its time to live (300 ms)"),
+            "{expired}"
+        );
+        assert_eq!(tasks.live(), 0);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(tasks.get(&b.task.task_id).is_err());
+    }
+}
