@@ -134,7 +134,7 @@ async fn every_line_that_is_not_a_notification_gets_an_answer() {
 
     // And the session still serves.
     let listed = wire.request(107, "tools/list", json!({})).await;
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 6, "{listed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
