@@ -120,14 +120,21 @@ pub(crate) trait Direct: Send + Sync {
 enum Slot {
     /// In rmcp's loop; whether it is a listen stream (EOF does not wait for those).
     Loop { listen: bool },
-    /// Answered by the [`Direct`]; its cancellation.
-    Direct(Box<dyn FnOnce() + Send>),
+    /// Answered by the [`Direct`]: which taking it is (an id is free again once cancelled,
+    /// so a later request may hold it while the cancelled call still winds down), and its
+    /// cancellation.
+    Direct {
+        serial: u64,
+        cancel: Box<dyn FnOnce() + Send>,
+    },
 }
 
 /// The requests in flight, shared with the tasks answering directly.
 #[derive(Default)]
 struct InFlight {
     slots: Mutex<HashMap<RequestId, Slot>>,
+    /// The serial of the next direct taking.
+    serials: AtomicU64,
     /// A direct answer is done: an end of input waiting for it looks again.
     done: Notify,
 }
@@ -135,6 +142,20 @@ struct InFlight {
 impl InFlight {
     fn slots(&self) -> MutexGuard<'_, HashMap<RequestId, Slot>> {
         self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the slot of the direct taking `serial` of `id`: false when it is gone
+    /// (cancelled) or `id` now names a later request.
+    #[allow(dead_code)] // the benchmarks include this file and serve rmcp alone
+    fn take_direct(&self, id: &RequestId, serial: u64) -> bool {
+        let mut slots = self.slots();
+        match slots.get(id) {
+            Some(Slot::Direct { serial: held, .. }) if *held == serial => {
+                slots.remove(id);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -231,15 +252,20 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             self.permits.add_permits(1);
             return None;
         };
-        self.in_flight
-            .slots()
-            .insert(id.clone(), Slot::Direct(taken.cancel));
+        let serial = self.in_flight.serials.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.slots().insert(
+            id.clone(),
+            Slot::Direct {
+                serial,
+                cancel: taken.cancel,
+            },
+        );
         let (in_flight, permits) = (self.in_flight.clone(), self.permits.clone());
         tokio::spawn(async move {
             let answer = taken.answer.await;
-            // Gone from the table: cancelled, its permit already back and its answer dropped,
-            // as rmcp drops a cancelled request's.
-            if in_flight.slots().remove(&id).is_some() {
+            // Gone from the table, or the id held by a later request: cancelled, its permit
+            // already back and its answer dropped, as rmcp drops a cancelled request's.
+            if in_flight.take_direct(&id, serial) {
                 let sent = frame(&answer)
                     .and_then(|bytes| tx.send(Frame { bytes, permit: true }).map_err(|_| closed()));
                 if sent.is_err() {
@@ -869,7 +895,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
                 {
                     if let Some(slot) = self.in_flight.slots().remove(id) {
                         self.permits.add_permits(1);
-                        if let Slot::Direct(cancel) = slot {
+                        if let Slot::Direct { cancel, .. } = slot {
                             cancel();
                         }
                     }
@@ -1046,12 +1072,78 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
     fn refusal(line: &[u8]) -> serde_json::Value {
         match decode_line(line) {
             Decoded::Refuse(bytes) => serde_json::from_slice(&bytes).expect("an answer is JSON"),
             other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
         }
+    }
+
+    /// Answers each request it takes once its gate opens, naming which taking it was.
+    struct Gated(Mutex<Vec<tokio::sync::oneshot::Receiver<()>>>);
+
+    impl Direct for Gated {
+        fn take(
+            &self,
+            request: JsonRpcRequest<ClientRequest>,
+        ) -> Result<Taken, JsonRpcRequest<ClientRequest>> {
+            let mut gates = self.0.lock().unwrap();
+            let taking = 3 - gates.len();
+            let gate = gates.remove(0);
+            let id = request.id;
+            Ok(Taken {
+                answer: Box::pin(async move {
+                    let _ = gate.await;
+                    let error = rmcp::model::ErrorData::internal_error(format!("taking {taking}"), None);
+                    ServerJsonRpcMessage::error(error, Some(id))
+                }),
+                cancel: Box::new(|| {}),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_direct_call_ending_late_never_answers_for_the_request_reusing_its_id() {
+        let (first, open_first) = tokio::sync::oneshot::channel();
+        let (second, open_second) = tokio::sync::oneshot::channel();
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server);
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut transport = FastTransport::new(server_read, server_write, Limits::default())
+            .with_direct(Box::new(Gated(Mutex::new(vec![open_first, open_second]))));
+        let reader = tokio::spawn(async move { while transport.receive().await.is_some() {} });
+        let ping = br#"{"jsonrpc":"2.0","id":2,"method":"ping"}
+"#;
+        client_write.write_all(ping).await.unwrap();
+        client_write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}\n")
+            .await
+            .unwrap();
+        client_write.write_all(ping).await.unwrap();
+        // Both taken (the second only once the first's id was free) before either ends.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        first.send(()).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        second.send(()).unwrap();
+        let mut lines = tokio::io::BufReader::new(client_read).lines();
+        let answer = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(answer.contains("taking 2"), "{answer}");
+        client_write.shutdown().await.unwrap();
+        let rest = tokio::time::timeout(Duration::from_secs(5), async {
+            reader.await.unwrap();
+            lines.next_line().await.unwrap()
+        });
+        assert_eq!(
+            rest.await.expect("the transport ends"),
+            None,
+            "nothing more was written"
+        );
     }
 
     #[test]
