@@ -22,6 +22,10 @@
 //! The MCP server declares one MCP Apps view, `ui://ops/processes` (`examples/views/processes.html`),
 //! bound to the read-only tool `processes_view`; hosts that render views show the process table
 //! as a page. `--no-ui` (before or after the other flags) serves no view and no UI meta.
+//!
+//! `--metrics ADDR` (anywhere, with any MCP face) serves the server's metrics as Prometheus text at
+//! `http://ADDR/metrics` (`127.0.0.1:0` picks a free port; the address is reported on stderr).
+//! The names are listed in `surface::mcp::observe` and the guide's observability chapter.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -489,6 +493,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let ui = !args.iter().any(|a| a == "--no-ui");
     args.retain(|a| a != "--no-ui");
+    // `--metrics ADDR` anywhere: Prometheus text for every face.
+    let metrics = match args.iter().position(|a| a == "--metrics") {
+        Some(at) if at + 1 < args.len() => Some(args.drain(at..at + 2).nth(1).unwrap_or_default()),
+        Some(_) => {
+            eprintln!("ops: --metrics needs an address (e.g. 127.0.0.1:9464)\n{USAGE}");
+            std::process::exit(2);
+        }
+        None => None,
+    };
     // One stdio connection (MCP, the bridge, the wire face) runs on one thread: a second worker
     // buys it nothing but cross-thread wake-ups and allocator contention, which on stdio cost
     // more than the calls themselves (bench/NOTES.md). The daemon and HTTP serve many
@@ -501,7 +514,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     .enable_all()
     .build()?;
-    runtime.block_on(serve(args, ui))
+    runtime.block_on(async move {
+        if let Some(addr) = metrics {
+            serve_metrics(&addr).await?;
+        }
+        serve(args, ui).await
+    })
+}
+
+/// Installs the Prometheus recorder (before any server starts, so every record reaches it) and
+/// serves its text at `http://ADDR/metrics` in the background.
+async fn serve_metrics(addr: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let handle = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
+    surface::mcp::observe::describe();
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    // No scheme in this line: tests find the MCP endpoint by the `http://` of its own line.
+    eprintln!(
+        "ops: serving Prometheus metrics on {} at /metrics",
+        listener.local_addr()?
+    );
+    // The recorder drains its histograms' samples here, so memory stays bounded between scrapes.
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || std::future::ready(handle.render())),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(())
 }
 
 async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Error>> {
@@ -562,7 +607,7 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
     Ok(())
 }
 
-const USAGE: &str = "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui]   (no flag: MCP on stdio)";
+const USAGE: &str = "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui] [--metrics ADDR]   (no flag: MCP on stdio)";
 
 /// The flags after `--http ADDR`, in any order.
 #[derive(Default)]

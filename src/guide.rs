@@ -27,6 +27,9 @@ pub mod projection {}
 #[doc = include_str!("../docs/scale_out.md")]
 pub mod scale_out {}
 
+#[doc = include_str!("../docs/observe.md")]
+pub mod observe {}
+
 #[doc = include_str!("../docs/security.md")]
 pub mod security {}
 

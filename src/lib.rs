@@ -51,6 +51,7 @@
 //! - [`guide::apps`] — MCP Apps views;
 //! - [`guide::projection`] — surfaces derived from another live surface;
 //! - [`guide::scale_out`] — several instances, members in Redis;
+//! - [`guide::observe`] — metrics and traces of every request;
 //! - [`guide::security`] — who can reach what, and every bound with its default;
 //! - [`guide::limits`] — what it does not do yet.
 //!

@@ -145,6 +145,7 @@ impl CallAsks {
         };
         match &self.era {
             Era::Task(inputs) => {
+                super::observe::asked(method);
                 let Some(answer) = inputs.entry().ask(key.clone(), encode(method, params)?).await else {
                     // The task ended meanwhile (cancelled, expired): its future is dropped.
                     return std::future::pending().await;
@@ -159,6 +160,7 @@ impl CallAsks {
                 parsed
             }
             Era::Legacy(peer, timeout) => {
+                super::observe::asked(method);
                 let answer = send(peer, method, params, *timeout).await?;
                 parse_answer(&ask, &answer)
             }
@@ -177,6 +179,7 @@ impl CallAsks {
                     return parsed;
                 }
                 let request = encode(method, params)?;
+                super::observe::asked(method);
                 crate::sync::lock(&rounds.pending).insert(key, request);
                 rounds.waker.wake();
                 // The gate ends the round; this branch is never resumed.

@@ -1,7 +1,9 @@
 //! The rmcp `ServerHandler`: each request, in either protocol era, handed to the module that
 //! does it — the served state (`served.rs`), the requests (`requests.rs`), the subscriptions
-//! (`subscriptions.rs`), completions and prompts. Nothing is decided here.
+//! (`subscriptions.rs`), completions and prompts. Nothing is decided here; every request is
+//! observed here (`observe.rs`: its span, its metrics), the one place every face passes.
 
+use super::observe::{self, Target};
 use super::results::branded;
 use super::session::Handler;
 use crate::sync::lock;
@@ -36,6 +38,7 @@ impl ServerHandler for Handler {
         result.capabilities = super::apps::told(result.capabilities, Some(&request.capabilities));
         result.instructions = self.shared.instructions.read();
         *lock(&self.state.legacy_peer) = Some(context.peer.clone());
+        self.state.opened.get_or_init(observe::Gauged::session);
         #[cfg(feature = "http")]
         super::http_direct::claim(&context, &self.state);
         Ok(result)
@@ -55,6 +58,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let _span = observe::span("tools/list", Target::None, &context).entered();
         let generation = self.shared.current();
         let tools = match self.tells_ui(&generation, &context) {
             true => &generation.tool_list,
@@ -68,6 +72,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let _span = observe::span("resources/list", Target::None, &context).entered();
         let generation = self.shared.current();
         let resources = match self.tells_ui(&generation, &context) {
             true => &generation.resource_list,
@@ -79,8 +84,9 @@ impl ServerHandler for Handler {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let _span = observe::span("resources/templates/list", Target::None, &context).entered();
         let templates = self.shared.current().template_list.to_vec();
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
@@ -88,9 +94,10 @@ impl ServerHandler for Handler {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read(request.uri).await
+        let span = observe::span("resources/read", Target::Resource(&request.uri), &context);
+        observe::request(span, self.read(request.uri)).await
     }
 
     #[allow(deprecated)]
@@ -99,15 +106,18 @@ impl ServerHandler for Handler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        Handler::subscribe(self, request.uri, context.peer).await
+        let span = observe::span("resources/subscribe", Target::Resource(&request.uri), &context);
+        observe::request(span, Handler::subscribe(self, request.uri, context.peer)).await
     }
 
     #[allow(deprecated)]
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _span =
+            observe::span("resources/unsubscribe", Target::Resource(&request.uri), &context).entered();
         Handler::unsubscribe(self, &request.uri);
         Ok(())
     }
@@ -125,28 +135,43 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+        use tracing::Instrument;
+        let name = request.name.clone();
+        let call = observe::Call::start(&name, &context);
+        let answer = self.call(request, context).instrument(call.span()).await;
+        call.end(
+            &name,
+            || self.shared.current().tools.contains_key(name.as_ref()),
+            &answer,
+        );
+        answer
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         use super::completion::Refusal;
-        super::completion::complete(&self.shared.current(), &request)
-            .await
-            .map_err(|refusal| match refusal {
-                Refusal::Unknown(message) => ErrorData::invalid_params(branded(&message), None),
-                Refusal::Failed(f) => ErrorData::internal_error(branded(&f.message), None),
-            })
+        let span = observe::span("completion/complete", Target::None, &context);
+        let generation = self.shared.current();
+        let answer = async {
+            super::completion::complete(&generation, &request)
+                .await
+                .map_err(|refusal| match refusal {
+                    Refusal::Unknown(message) => ErrorData::invalid_params(branded(&message), None),
+                    Refusal::Failed(f) => ErrorData::internal_error(branded(&f.message), None),
+                })
+        };
+        observe::request(span, answer).await
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        let _span = observe::span("prompts/list", Target::None, &context).entered();
         let prompts = self.shared.current().prompt_list.to_vec();
         Ok(ListPromptsResult::with_all_items(prompts))
     }
@@ -156,7 +181,8 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompt(request, context).await
+        let span = observe::span("prompts/get", Target::Prompt(&request.name), &context);
+        observe::request(span, self.prompt(request, context)).await
     }
 
     #[allow(deprecated)]

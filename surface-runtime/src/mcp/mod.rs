@@ -45,6 +45,7 @@ mod http_conn;
 mod http_direct;
 mod hub;
 mod link;
+pub mod observe;
 mod prompts;
 mod requests;
 mod results;

@@ -25,6 +25,8 @@ pub(crate) struct SessionState {
     pub(crate) subscriptions: Subscriptions,
     /// The least severe log level this session hears (`logging/setLevel`).
     pub(crate) log: Arc<LogFilter>,
+    /// Set by `initialize`: counted in the sessions gauge while the session lives.
+    pub(crate) opened: std::sync::OnceLock<super::observe::Gauged>,
 }
 
 impl SessionState {

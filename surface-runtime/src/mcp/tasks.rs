@@ -289,6 +289,7 @@ impl Tasks {
         // In the table before the answer goes out: `tasks/get` resolves the id at once.
         tasks.insert(entry.id.clone(), entry.clone());
         drop(tasks);
+        super::observe::task_created();
         let future = run(TaskInputs::new(entry.clone()));
         let settled = entry.clone();
         let handle = tokio::spawn(async move {

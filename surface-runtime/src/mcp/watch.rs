@@ -72,6 +72,8 @@ pub(crate) struct Watch {
     target: Target,
     notifier: Notifier,
     task: JoinHandle<()>,
+    /// Counted in the subscriptions gauge while it lives.
+    _watched: super::observe::Gauged,
 }
 
 impl Drop for Watch {
@@ -109,6 +111,7 @@ impl Watch {
             target,
             notifier,
             task,
+            _watched: super::observe::Gauged::watch(),
         }
     }
 

@@ -1,0 +1,319 @@
+//! What an operator sees of the MCP face: one `tracing` span per request, named and attributed
+//! after the OpenTelemetry semantic conventions for MCP, and metrics through the [`metrics`]
+//! facade (the application installs the exporter it wants; with none installed every record
+//! is a no-op).
+//!
+//! Every face (stdio, Streamable HTTP, the in-memory client, their direct paths) hands its
+//! requests to the one handler (`handler.rs`), which wraps each in [`request`] or, for
+//! `tools/call`, [`Call`]: so this module is the only place either is recorded.
+//!
+//! The names are the constants below, and only there; the guide's chapter on observability
+//! lists them with their labels.
+//!
+//! [`metrics`]: https://docs.rs/metrics
+
+use rmcp::model::{CallToolResponse, RequestId};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use std::future::Future;
+use std::time::Instant;
+use tracing::Instrument;
+
+/// Counter: finished `tools/call` requests, labelled [`TOOL`] and [`OUTCOME`].
+pub const TOOL_CALLS: &str = "surface_tool_calls_total";
+/// Histogram: how long a `tools/call` took to answer, in seconds, labelled [`TOOL`] and
+/// [`OUTCOME`].
+pub const TOOL_CALL_DURATION: &str = "surface_tool_call_duration_seconds";
+/// Gauge: requests being answered now (every method, every session).
+pub const REQUESTS_IN_FLIGHT: &str = "surface_requests_in_flight";
+/// Gauge: sessions open now (opened by `initialize`, until the connection or session ends).
+pub const SESSIONS: &str = "surface_sessions";
+/// Gauge: URIs watched now, over legacy subscriptions and 2026-07-28 listen streams.
+pub const SUBSCRIPTIONS: &str = "surface_subscriptions";
+/// Counter: questions a call asked its client, labelled [`KIND`].
+pub const ASKS: &str = "surface_asks_total";
+/// Counter: MCP tasks created (a `tools/call` answered with a task id).
+pub const TASKS_CREATED: &str = "surface_tasks_created_total";
+
+/// Label: the tool's name as served (`unknown` for a name the server does not serve, so a
+/// client cannot grow the label set at will).
+pub const TOOL: &str = "tool";
+/// Label: how a call ended — [`OK`], [`ERROR`] (answered `isError`), [`REFUSED`] (answered
+/// with a JSON-RPC error: an unknown tool, a missing capability), [`TASK`] (answered with a
+/// task id; the task runs on) or [`INPUT_REQUIRED`] (a 2026-07-28 round that asks the client
+/// first).
+pub const OUTCOME: &str = "outcome";
+/// Label: what an ask asked for — `elicitation`, `sampling` or `roots`.
+pub const KIND: &str = "kind";
+
+/// [`OUTCOME`]: answered with a result.
+pub const OK: &str = "ok";
+/// [`OUTCOME`]: answered `isError`.
+pub const ERROR: &str = "error";
+/// [`OUTCOME`]: answered with a JSON-RPC error.
+pub const REFUSED: &str = "refused";
+/// [`OUTCOME`]: answered with a task id.
+pub const TASK: &str = "task";
+/// [`OUTCOME`]: answered `input_required` (the call resumes in a later round).
+pub const INPUT_REQUIRED: &str = "input_required";
+
+/// Describes every metric above to the installed recorder (its `# HELP` lines, its units).
+/// Call it once after installing an exporter; recording works without it.
+pub fn describe() {
+    use metrics::Unit;
+    metrics::describe_counter!(
+        TOOL_CALLS,
+        Unit::Count,
+        "Finished tools/call requests, by tool and outcome."
+    );
+    metrics::describe_histogram!(
+        TOOL_CALL_DURATION,
+        Unit::Seconds,
+        "How long a tools/call took to answer."
+    );
+    metrics::describe_gauge!(
+        REQUESTS_IN_FLIGHT,
+        Unit::Count,
+        "MCP requests being answered now."
+    );
+    metrics::describe_gauge!(SESSIONS, Unit::Count, "MCP sessions open now.");
+    metrics::describe_gauge!(SUBSCRIPTIONS, Unit::Count, "Resource URIs watched now.");
+    metrics::describe_counter!(ASKS, Unit::Count, "Questions calls asked their client, by kind.");
+    metrics::describe_counter!(TASKS_CREATED, Unit::Count, "MCP tasks created.");
+}
+
+/// The [`TOOL`] of a name the server does not serve.
+const UNKNOWN_TOOL: &str = "unknown";
+
+/// The span of one request: `mcp.method.name` now, the rest recorded by [`annotate`] only when
+/// a subscriber wants the span (a disabled span computes and allocates nothing).
+macro_rules! request_span {
+    ($method:expr) => {
+        tracing::info_span!(
+            target: "surface::mcp",
+            "mcp.request",
+            otel.name = tracing::field::Empty,
+            otel.kind = "server",
+            otel.status_code = tracing::field::Empty,
+            mcp.method.name = $method,
+            gen_ai.tool.name = tracing::field::Empty,
+            gen_ai.operation.name = tracing::field::Empty,
+            gen_ai.prompt.name = tracing::field::Empty,
+            mcp.resource.uri = tracing::field::Empty,
+            mcp.session.id = tracing::field::Empty,
+            mcp.protocol.version = tracing::field::Empty,
+            jsonrpc.request.id = tracing::field::Empty,
+            enduser.id = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            traceparent = tracing::field::Empty,
+        )
+    };
+}
+
+/// What a request is about, for its span's name and attributes.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    None,
+    Tool(&'a str),
+    Prompt(&'a str),
+    Resource(&'a str),
+}
+
+/// The span of one request of `method` about `target`, its attributes read from `context`.
+pub(crate) fn span(
+    method: &'static str,
+    target: Target<'_>,
+    context: &RequestContext<RoleServer>,
+) -> tracing::Span {
+    let span = request_span!(method);
+    if !span.is_disabled() {
+        annotate(&span, method, target, context);
+    }
+    span
+}
+
+fn annotate(
+    span: &tracing::Span,
+    method: &'static str,
+    target: Target<'_>,
+    context: &RequestContext<RoleServer>,
+) {
+    // The conventions name a span "{method} {target}" when there is a target.
+    match target {
+        Target::None => span.record("otel.name", method),
+        Target::Tool(name) => {
+            span.record("gen_ai.tool.name", name);
+            span.record("gen_ai.operation.name", "execute_tool");
+            span.record("otel.name", format!("{method} {name}"))
+        }
+        Target::Prompt(name) => {
+            span.record("gen_ai.prompt.name", name);
+            span.record("otel.name", format!("{method} {name}"))
+        }
+        Target::Resource(uri) => span.record("mcp.resource.uri", uri),
+    };
+    match &context.id {
+        RequestId::Number(n) => span.record("jsonrpc.request.id", n.to_string()),
+        RequestId::String(s) => span.record("jsonrpc.request.id", s.as_ref()),
+    };
+    if let Some(version) = context.protocol_version() {
+        span.record("mcp.protocol.version", version.as_str());
+    }
+    if let Some(principal) = super::context::principal(context) {
+        span.record("enduser.id", principal.subject());
+    }
+    if let Some(session) = session_id(context) {
+        span.record("mcp.session.id", session);
+    }
+    if let Some(parent) = traceparent(context) {
+        span.record("traceparent", parent.as_str());
+    }
+}
+
+/// The session a request belongs to: Streamable HTTP's `Mcp-Session-Id`.
+fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+    header(context, "mcp-session-id")
+}
+
+/// The caller's W3C trace context: the request's `_meta.traceparent` (the MCP convention), or
+/// else the HTTP request's `traceparent` header.
+pub(crate) fn traceparent(context: &RequestContext<RoleServer>) -> Option<String> {
+    match context.meta.get("traceparent").and_then(|v| v.as_str()) {
+        Some(parent) => Some(parent.to_owned()),
+        None => header(context, "traceparent"),
+    }
+}
+
+/// The HTTP request header `name` a request came with (none off HTTP).
+fn header(context: &RequestContext<RoleServer>, name: &str) -> Option<String> {
+    #[cfg(feature = "http")]
+    if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
+        return parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+    }
+    let _ = (context, name);
+    None
+}
+
+/// Counts one in a gauge until dropped (so a cancelled request, an ended session, a dropped
+/// watch leave it too).
+pub(crate) struct Gauged(&'static str);
+
+impl Gauged {
+    /// One more request in flight.
+    fn in_flight() -> Gauged {
+        Gauged::enter(REQUESTS_IN_FLIGHT)
+    }
+
+    /// One more open session.
+    pub(crate) fn session() -> Gauged {
+        Gauged::enter(SESSIONS)
+    }
+
+    /// One more watched URI.
+    pub(crate) fn watch() -> Gauged {
+        Gauged::enter(SUBSCRIPTIONS)
+    }
+
+    fn enter(name: &'static str) -> Gauged {
+        metrics::gauge!(name).increment(1.0);
+        Gauged(name)
+    }
+}
+
+impl Drop for Gauged {
+    fn drop(&mut self) {
+        metrics::gauge!(self.0).decrement(1.0);
+    }
+}
+
+/// Records a JSON-RPC error's code as the span's `error.type`.
+fn record_error(span: &tracing::Span, error: &ErrorData) {
+    if !span.is_disabled() {
+        span.record("error.type", error.code.0.to_string());
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// Answers a request with `answer`, inside its `span` ([`span`]) and counted in flight.
+pub(crate) async fn request<T>(
+    span: tracing::Span,
+    answer: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    let _in_flight = Gauged::in_flight();
+    let result = answer.instrument(span.clone()).await;
+    if let Err(error) = &result {
+        record_error(&span, error);
+    }
+    result
+}
+
+/// One `tools/call` being answered: its span, its time, its place in flight.
+pub(crate) struct Call {
+    span: tracing::Span,
+    started: Instant,
+    _in_flight: Gauged,
+}
+
+impl Call {
+    pub(crate) fn start(tool: &str, context: &RequestContext<RoleServer>) -> Call {
+        Call {
+            span: span("tools/call", Target::Tool(tool), context),
+            started: Instant::now(),
+            _in_flight: Gauged::in_flight(),
+        }
+    }
+
+    pub(crate) fn span(&self) -> tracing::Span {
+        self.span.clone()
+    }
+
+    /// Records how the call of `tool` ended; `served` says whether the server serves `tool`
+    /// (asked only for a refusal, the one answer an unknown name gets).
+    pub(crate) fn end(
+        self,
+        tool: &str,
+        served: impl FnOnce() -> bool,
+        answer: &Result<CallToolResponse, ErrorData>,
+    ) {
+        let outcome = match answer {
+            Ok(CallToolResponse::Task(_)) => TASK,
+            Ok(CallToolResponse::InputRequired(_)) => INPUT_REQUIRED,
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => ERROR,
+            Ok(_) => OK,
+            Err(error) => {
+                record_error(&self.span, error);
+                REFUSED
+            }
+        };
+        if outcome == ERROR && !self.span.is_disabled() {
+            self.span.record("error.type", "tool_error");
+            self.span.record("otel.status_code", "ERROR");
+        }
+        let tool = match outcome {
+            REFUSED if !served() => UNKNOWN_TOOL.to_owned(),
+            _ => tool.to_owned(),
+        };
+        let labels = [(TOOL, tool), (OUTCOME, outcome.to_owned())];
+        metrics::histogram!(TOOL_CALL_DURATION, &labels).record(self.started.elapsed().as_secs_f64());
+        metrics::counter!(TOOL_CALLS, &labels).increment(1);
+    }
+}
+
+/// Counts one question asked of a client: `method` is the request it goes out as.
+pub(crate) fn asked(method: &str) {
+    let kind = match method {
+        "elicitation/create" => "elicitation",
+        "sampling/createMessage" => "sampling",
+        _ => "roots",
+    };
+    metrics::counter!(ASKS, KIND => kind).increment(1);
+}
+
+/// Counts one task created.
+pub(crate) fn task_created() {
+    metrics::counter!(TASKS_CREATED).increment(1);
+}
