@@ -6,13 +6,14 @@
 //! `elicitation/create`, `sampling/createMessage` and `roots/list` while the tool waits; a
 //! 2026-07-28 host gets one `input_required` result asking all three, and calls again with the
 //! answers. A host that cannot elicit gets the tool's refusal (on 2026-07-28, -32021 naming
-//! `elicitation`).
+//! `elicitation`). `publish` sends the user to the registry's sign-in page with a URL-mode
+//! elicitation: what they type there never passes through the agent.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::sync::Arc;
-use surface::ask::{Elicitation, Sample};
+use surface::ask::{Elicitation, Sample, UrlRequired};
 use surface::context::{LogLevel, ToolContext};
 use surface::mcp::{CompositionError, McpServer, Member, ServedMcp};
 use surface::{Elicit, Expose, Failure, FailureKind, expose, surface, tool};
@@ -144,6 +145,48 @@ pub async fn release(
     ))
 }
 
+/// Publishes the version released last. The registry wants the user signed in on its own page,
+/// which neither the agent nor its model may see: a URL-mode elicitation (a host that did not
+/// declare URL mode gets the refusal; on 2026-07-28 it is one `input_required` round). With
+/// `{"wait": false}` the call does not wait: it ends with the error -32042 naming the page, for
+/// the host to show and retry.
+#[tool(mutates)]
+pub async fn publish(
+    args: PublishArgs,
+    client: &ReleasesClient,
+    ctx: ToolContext,
+) -> Result<String, Failure> {
+    let version = client.version().get().await?;
+    let url = format!("https://registry.example.com/sign-in?package=release&version={version}");
+    let message = format!("Sign in to the registry to publish {version}");
+    if !args.wait {
+        return Err(UrlRequired::new(url, message).into());
+    }
+    let answer = ctx.elicit_url(url, message).key("sign_in").await?;
+    if answer.action != Elicitation::Accept(()) {
+        return Err(Failure::new(
+            FailureKind::Refused,
+            format!("not published: the user chose to {}", answer.action.action()),
+        ));
+    }
+    // A real registry's sign-in callback says when the user finished; here accepting is enough.
+    // Telling the host lets it close the page it opened (a host that cannot hear it is fine).
+    let _ = ctx.elicitation_complete(&answer.id).await;
+    Ok(format!("published {version}"))
+}
+
+/// Input of `publish`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct PublishArgs {
+    /// Whether to wait for the sign-in (the default), or end at once with -32042 naming it.
+    #[serde(default = "yes")]
+    pub wait: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
 /// What agents see.
 pub const EXPOSE: Expose<Releases> = expose!(Releases {
     version: resource,
@@ -155,7 +198,7 @@ pub const EXPOSE: Expose<Releases> = expose!(Releases {
 pub fn start(releases: Arc<Releases>) -> Result<ServedMcp, CompositionError> {
     McpServer::new("release", env!("CARGO_PKG_VERSION"))
         .instructions("Cut releases with the `release` tool; it asks before it acts.")
-        .core(Member::new(EXPOSE).tool(ReleaseTool))
+        .core(Member::new(EXPOSE).tool(ReleaseTool).tool(PublishTool))
         .client(move || surface::mcp::BundleClient::with_core(ReleasesClient::direct(releases.clone())))
         .start()
 }

@@ -27,6 +27,8 @@ use surface::mcp::ServedMcp;
 #[derive(Clone, Default)]
 struct Host {
     capable: bool,
+    /// Declares URL-mode elicitation too.
+    url_mode: bool,
     decline: bool,
     asked: Arc<Mutex<Vec<String>>>,
     progress: Arc<Mutex<Vec<String>>>,
@@ -34,7 +36,13 @@ struct Host {
 
 impl ClientHandler for Host {
     fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.capable {
+        let capabilities = if self.url_mode {
+            let mut caps = ClientCapabilities::builder().enable_elicitation().build();
+            caps.elicitation = caps
+                .elicitation
+                .map(|e| e.with_url(UrlElicitationCapability::new()));
+            caps
+        } else if self.capable {
             ClientCapabilities::builder()
                 .enable_elicitation()
                 .enable_sampling()
@@ -52,6 +60,16 @@ impl ClientHandler for Host {
         _: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let request = serde_json::to_value(&request).unwrap();
+        if request["mode"] == "url" {
+            self.asked.lock().unwrap().push(format!(
+                "url {} {} {}",
+                request["elicitationId"].as_str().unwrap(),
+                request["url"].as_str().unwrap(),
+                request["message"].as_str().unwrap()
+            ));
+            let action = if self.decline { "decline" } else { "accept" };
+            return Ok(serde_json::from_value(json!({ "action": action })).unwrap());
+        }
         self.asked
             .lock()
             .unwrap()
@@ -106,6 +124,19 @@ impl ClientHandler for Host {
     ) {
         let said = format!("{}/{:?} {}", p.progress, p.total, p.message.unwrap_or_default());
         self.progress.lock().unwrap().push(said);
+    }
+
+    async fn on_custom_notification(
+        &self,
+        n: CustomNotification,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let id = n
+            .params
+            .as_ref()
+            .and_then(|p| p["elicitationId"].as_str())
+            .unwrap_or("");
+        self.asked.lock().unwrap().push(format!("{} {id}", n.method));
     }
 
     async fn list_roots(&self, _: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
@@ -417,5 +448,106 @@ async fn the_release_example_asks_then_acts_in_both_eras() {
             "{}",
             text(&refused)
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_elicitation_sends_the_user_out_of_band_in_both_eras() {
+    let page = "https://registry.example.com/sign-in?package=release&version=1.4.2";
+    for era in ERAS {
+        let served = release::start(Arc::new(release::Releases::at("1.4.2"))).expect("composes");
+        let host = Host {
+            url_mode: true,
+            ..Host::default()
+        };
+        let client = open(&served, era, host.clone()).await;
+        let done = client
+            .call_tool(CallToolRequestParams::new("publish"))
+            .await
+            .unwrap();
+        assert_eq!(text(&done), "published 1.4.2", "{era:?}");
+        let asked = host.asked.lock().unwrap().clone();
+        let words: Vec<&str> = asked[0].split(' ').collect();
+        assert_eq!(words[0], "url", "{era:?}: {asked:?}");
+        assert_eq!(words[2], page, "{era:?}");
+        assert_eq!(words[3..].join(" "), "Sign in to the registry to publish 1.4.2");
+        let id = words[1];
+        assert_eq!(id.len(), 32, "a fresh 128-bit id: {id}");
+        if era == Era::Legacy {
+            // The completion goes out on the session, naming the same elicitation.
+            let complete = format!("notifications/elicitation/complete {id}");
+            for _ in 0..100 {
+                if host.asked.lock().unwrap().contains(&complete) {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            assert!(host.asked.lock().unwrap().contains(&complete), "{:?}", host.asked);
+        }
+
+        // A user who declines: nothing is published.
+        let declining = Host {
+            url_mode: true,
+            decline: true,
+            ..Host::default()
+        };
+        let client = open(&served, era, declining).await;
+        let refused = client
+            .call_tool(CallToolRequestParams::new("publish"))
+            .await
+            .unwrap();
+        assert_eq!(refused.is_error, Some(true), "{era:?}");
+        assert!(
+            text(&refused).contains("the user chose to decline"),
+            "{}",
+            text(&refused)
+        );
+
+        // A host that elicits forms only is never sent the URL.
+        let forms_only = Host {
+            capable: true,
+            ..Host::default()
+        };
+        let client = open(&served, era, forms_only.clone()).await;
+        let answer = client.call_tool(CallToolRequestParams::new("publish")).await;
+        match era {
+            Era::Modern => {
+                let refused = rpc_error(answer.unwrap_err());
+                assert_eq!(refused.code, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY);
+                assert_eq!(
+                    refused.data.unwrap()["requiredCapabilities"],
+                    json!({"elicitation": {"url": {}}})
+                );
+            }
+            Era::Legacy => {
+                let answer = answer.unwrap();
+                assert_eq!(answer.is_error, Some(true));
+                assert!(text(&answer).contains("`elicitation.url`"), "{}", text(&answer));
+            }
+        }
+        assert!(forms_only.asked.lock().unwrap().is_empty(), "{era:?}");
+
+        // Not waiting: 2025-11-25's -32042, naming the page and a fresh id; 2026-07-28 retired
+        // the code, so there it is the tool's error naming the page.
+        let mut args = serde_json::Map::new();
+        args.insert("wait".into(), json!(false));
+        let answer = client
+            .call_tool(CallToolRequestParams::new("publish").with_arguments(args))
+            .await;
+        match era {
+            Era::Legacy => {
+                let required = rpc_error(answer.unwrap_err());
+                assert_eq!(required.code, ErrorCode(-32042));
+                let elicitations = &required.data.unwrap()["elicitations"];
+                assert_eq!(elicitations[0]["mode"], "url");
+                assert_eq!(elicitations[0]["url"], page);
+                assert_eq!(elicitations[0]["elicitationId"].as_str().unwrap().len(), 32);
+            }
+            Era::Modern => {
+                let answer = answer.unwrap();
+                assert_eq!(answer.is_error, Some(true));
+                assert!(text(&answer).contains(page), "{}", text(&answer));
+            }
+        }
     }
 }

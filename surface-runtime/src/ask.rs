@@ -190,6 +190,10 @@ pub struct Root {
     pub name: Option<String>,
 }
 
+/// The capability a URL elicitation needs: `elicitation` with its `url` mode declared
+/// (`"elicitation": {"url": {}}`), as [`AskError::Unsupported`] names it.
+pub const URL_ELICITATION: &str = "elicitation.url";
+
 /// One question for the host, as a face receives it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ask {
@@ -204,6 +208,17 @@ pub enum Ask {
     Sample(Sample),
     /// Ask for the roots.
     Roots,
+    /// Ask the user to open a URL outside the agent (a third-party sign-in, a payment, a
+    /// secret): nothing they do there passes through the host or its model.
+    ElicitUrl {
+        /// What to tell the user.
+        message: String,
+        /// The URL to open.
+        url: String,
+        /// The elicitation's id: what `notifications/elicitation/complete` names when the
+        /// out-of-band step finishes ([`crate::context::ToolContext::elicitation_complete`]).
+        id: String,
+    },
 }
 
 impl Ask {
@@ -213,6 +228,7 @@ impl Ask {
             Ask::Elicit { .. } => "elicitation",
             Ask::Sample(_) => "sampling",
             Ask::Roots => "roots",
+            Ask::ElicitUrl { .. } => URL_ELICITATION,
         }
     }
 
@@ -222,6 +238,7 @@ impl Ask {
             Ask::Elicit { .. } => "elicit",
             Ask::Sample(_) => "sample",
             Ask::Roots => "roots",
+            Ask::ElicitUrl { .. } => "elicit-url",
         };
         format!("{kind}-{n}")
     }
@@ -241,6 +258,96 @@ pub enum Answer {
     Sample(Sampled),
     /// The roots.
     Roots(Vec<Root>),
+    /// The user's action on a URL elicitation (`accept`: they agreed to open it).
+    ElicitUrl {
+        /// The action.
+        action: String,
+        /// The elicitation's id, as asked.
+        id: String,
+    },
+}
+
+/// A step the user must finish at a URL before a call can go on, for a call that would rather
+/// end than wait ([`crate::context::ToolContext::elicit_url`] waits instead). Returned as the
+/// call's failure, MCP answers the error `-32042` ("URL elicitation required") listing it;
+/// once the app learns the step finished, it sends
+/// [`crate::context::ToolContext::elicitation_complete`] with [`UrlRequired::id`].
+///
+/// ```
+/// use surface_runtime::ask::UrlRequired;
+/// use surface_runtime::{Failure, FailureKind};
+/// let step = UrlRequired::new("https://example.com/authorize", "Authorize the registry");
+/// let id = step.id.clone();
+/// let failure = Failure::from(step);
+/// assert_eq!(failure.kind, FailureKind::UrlElicitationRequired);
+/// assert_eq!(failure.detail.unwrap()["elicitations"][0]["elicitationId"], id.as_str());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct UrlRequired {
+    /// The elicitation's id (fresh).
+    pub id: String,
+    /// The URL to open.
+    pub url: String,
+    /// What to tell the user.
+    pub message: String,
+}
+
+impl UrlRequired {
+    /// A step at `url`, with a fresh id.
+    pub fn new(url: impl Into<String>, message: impl Into<String>) -> Self {
+        UrlRequired {
+            id: crate::context::fresh_elicitation_id(),
+            url: url.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<UrlRequired> for crate::Failure {
+    fn from(step: UrlRequired) -> Self {
+        let mut failure = crate::Failure::new(
+            crate::FailureKind::UrlElicitationRequired,
+            format!("{} (open {} to go on)", step.message, step.url),
+        );
+        failure.detail = Some(json!({ "elicitations": [{
+            "mode": "url",
+            "elicitationId": step.id,
+            "url": step.url,
+            "message": step.message,
+        }] }));
+        failure
+    }
+}
+
+/// The user's answer to a URL elicitation ([`crate::context::ToolContext::elicit_url`]).
+/// `Accept` says they agreed to open the URL, not that they finished there: the app learns
+/// that out of band, then tells the host with
+/// [`crate::context::ToolContext::elicitation_complete`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct UrlElicitation {
+    /// What they chose; accepted with nothing in it.
+    pub action: Elicitation<()>,
+    /// The elicitation's id.
+    pub id: String,
+}
+
+impl FromAnswer for UrlElicitation {
+    fn from_answer(answer: Answer) -> Result<Self, AskError> {
+        let Answer::ElicitUrl { action, id } = answer else {
+            return Err(AskError::Invalid("expected a URL elicitation result".into()));
+        };
+        let action = match action.as_str() {
+            "accept" => Elicitation::Accept(()),
+            "decline" => Elicitation::Decline,
+            "cancel" => Elicitation::Cancel,
+            other => {
+                return Err(AskError::Invalid(format!(
+                    "unknown elicitation action \"{other}\""
+                )));
+            }
+        };
+        Ok(UrlElicitation { action, id })
+    }
 }
 
 /// Turns a face's [`Answer`] into what the call asked for.

@@ -76,6 +76,17 @@ pub trait Reporter: Send + Sync {
             })
         })
     }
+    /// Tells the host the out-of-band step of the URL elicitation `id` finished
+    /// (`notifications/elicitation/complete`). A face that cannot answers `Unsupported`, which
+    /// is what this default does.
+    fn elicitation_complete(&self, id: String) -> BoxFuture<'_, Result<(), AskError>> {
+        let _ = id;
+        Box::pin(async {
+            Err(AskError::Unsupported {
+                capability: crate::ask::URL_ELICITATION,
+            })
+        })
+    }
 }
 
 /// A running call's handle on its requester: progress, logging, questions for the host
@@ -84,8 +95,8 @@ pub trait Reporter: Send + Sync {
 pub struct ToolContext {
     cancel: CancellationToken,
     reporter: Option<Arc<dyn Reporter>>,
-    /// How many asks of each kind (elicit, sample, roots) the call made: their default keys.
-    asked: Arc<[AtomicUsize; 3]>,
+    /// How many asks of each kind (elicit, sample, roots, elicit-url) the call made: their default keys.
+    asked: Arc<[AtomicUsize; 4]>,
     /// Who called, when the face identified them.
     principal: Option<Arc<Principal>>,
 }
@@ -205,6 +216,48 @@ impl ToolContext {
         self.asking(Ok(Ask::Roots))
     }
 
+    /// Asks the user to open `url` outside the agent, for what must not pass through it (a
+    /// third-party sign-in, a payment, a secret). The host needs URL mode declared
+    /// (`"elicitation": {"url": {}}`), else the ask fails `Unsupported` naming
+    /// [`crate::ask::URL_ELICITATION`]. The answer carries the elicitation's fresh id: once the
+    /// app learns the step finished (its own callback), [`ToolContext::elicitation_complete`]
+    /// with that id tells the host, even after the call answered (keep a clone of the context).
+    ///
+    /// ```
+    /// use surface_runtime::ask::AskError;
+    /// use surface_runtime::context::ToolContext;
+    /// # async fn run() {
+    /// let ctx = ToolContext::current();
+    /// let answer = ctx.elicit_url("https://example.com/login", "Sign in to the registry").await;
+    /// // Outside a call nothing listens, so nothing can answer.
+    /// assert_eq!(answer.err(), Some(AskError::Unsupported { capability: "elicitation.url" }));
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(run());
+    /// ```
+    pub fn elicit_url(
+        &self,
+        url: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Asking<crate::ask::UrlElicitation> {
+        self.asking(Ok(Ask::ElicitUrl {
+            message: message.into(),
+            url: url.into(),
+            id: fresh_elicitation_id(),
+        }))
+    }
+
+    /// Tells the host the out-of-band step of the URL elicitation `id` (from
+    /// [`ToolContext::elicit_url`]'s answer) finished: `notifications/elicitation/complete`,
+    /// sent on the session the call came from, so the host can retry what waited for it.
+    pub async fn elicitation_complete(&self, id: &str) -> Result<(), AskError> {
+        match &self.reporter {
+            Some(r) => r.elicitation_complete(id.to_owned()).await,
+            None => Err(AskError::Unsupported {
+                capability: crate::ask::URL_ELICITATION,
+            }),
+        }
+    }
+
     fn asking<A>(&self, ask: Result<Ask, AskError>) -> Asking<A> {
         Asking {
             ctx: self.clone(),
@@ -221,6 +274,7 @@ impl ToolContext {
             Ask::Elicit { .. } => 0,
             Ask::Sample(_) => 1,
             Ask::Roots => 2,
+            Ask::ElicitUrl { .. } => 3,
         };
         let n = self.asked[kind].fetch_add(1, Ordering::Relaxed) + 1;
         let key = key.unwrap_or_else(|| ask.default_key(n));
@@ -246,6 +300,17 @@ impl ToolContext {
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await
     }
+}
+
+/// A fresh elicitation id: a count hashed under per-process random keys (std's SipHash, keyed
+/// from the OS), 128 bits, so ids do not repeat in practice nor tell how many came before.
+pub(crate) fn fresh_elicitation_id() -> String {
+    use std::hash::BuildHasher;
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
+    let keys = KEYS.get_or_init(std::collections::hash_map::RandomState::new);
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    format!("{:016x}{:016x}", keys.hash_one((n, 0u8)), keys.hash_one((n, 1u8)))
 }
 
 /// What a bespoke tool's last argument may be: the cancellation token, or the whole

@@ -90,6 +90,10 @@ pub enum FailureKind {
         /// The timeout that ran out, in milliseconds.
         after_ms: u64,
     },
+    /// The call cannot go on until the user finishes a step at a URL, outside the agent
+    /// ([`crate::ask::UrlRequired`]); `detail` holds `{"elicitations": [...]}`. MCP answers it
+    /// as the error `-32042`, so the host can show the URL and retry the call afterwards.
+    UrlElicitationRequired,
 }
 
 /// An erased failure: message, optional structured detail, and its kind.
@@ -172,9 +176,17 @@ impl<D: Serialize> IntoFailure for ToolFailure<D> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<E: std::error::Error> IntoFailure for E {
+impl<E: std::error::Error + 'static> IntoFailure for E {
     fn into_failure(self) -> Failure {
-        let message = non_empty(self.to_string(), || short_type_name::<E>().to_owned());
+        // A `Failure` is an error too: returned as it is, its kind and detail stay.
+        let mut slot = Some(self);
+        if let Some(failure) = (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<Failure>>() {
+            return failure.take().expect("just filled");
+        }
+        let Some(this) = slot else {
+            unreachable!("just filled")
+        };
+        let message = non_empty(this.to_string(), || short_type_name::<E>().to_owned());
         Failure {
             message,
             detail: None,
@@ -217,6 +229,13 @@ mod tests {
         let f = Silent.into_failure();
         assert_eq!(f.message, "Silent");
         assert_eq!(f.kind, FailureKind::Error);
+    }
+
+    #[test]
+    fn a_failure_returned_as_an_error_keeps_its_kind_and_detail() {
+        let mut refused = Failure::new(FailureKind::Refused, "no");
+        refused.detail = Some(serde_json::json!({"why": "closed"}));
+        assert_eq!(refused.clone().into_failure(), refused);
     }
 
     struct Unserializable;

@@ -109,6 +109,7 @@ enum Capabilities {
 fn declares(caps: &ClientCapabilities, capability: &str) -> bool {
     match capability {
         "elicitation" => caps.elicitation.is_some(),
+        crate::ask::URL_ELICITATION => caps.elicitation.as_ref().is_some_and(|e| e.url.is_some()),
         "sampling" => caps.sampling.is_some(),
         "roots" => caps.roots.is_some(),
         _ => false,
@@ -116,7 +117,11 @@ fn declares(caps: &ClientCapabilities, capability: &str) -> bool {
 }
 
 fn required(capability: &str) -> ClientCapabilities {
-    serde_json::from_value(json!({ capability: {} })).unwrap_or_default()
+    let required = match capability {
+        crate::ask::URL_ELICITATION => json!({ "elicitation": { "url": {} } }),
+        _ => json!({ capability: {} }),
+    };
+    serde_json::from_value(required).unwrap_or_default()
 }
 
 impl CallAsks {
@@ -216,6 +221,10 @@ fn request_of(ask: &Ask) -> (&'static str, Value) {
             ("sampling/createMessage", params)
         }
         Ask::Roots => ("roots/list", json!({})),
+        Ask::ElicitUrl { message, url, id } => (
+            "elicitation/create",
+            json!({ "mode": "url", "message": message, "url": url, "elicitationId": id }),
+        ),
     }
 }
 
@@ -249,18 +258,23 @@ async fn send(
 fn parse_answer(ask: &Ask, answer: &Value) -> Result<Answer, AskError> {
     let invalid = |what: &str| AskError::Invalid(format!("expected {what}, got {answer}"));
     let object = answer.as_object().ok_or_else(|| invalid("an object"))?;
+    let action = || {
+        object
+            .get("action")
+            .and_then(Value::as_str)
+            .filter(|a| matches!(*a, "accept" | "decline" | "cancel"))
+            .map(str::to_owned)
+            .ok_or_else(|| invalid("an elicitation result (`action`: accept, decline or cancel)"))
+    };
     match ask {
-        Ask::Elicit { .. } => {
-            let action = object
-                .get("action")
-                .and_then(Value::as_str)
-                .filter(|a| matches!(*a, "accept" | "decline" | "cancel"))
-                .ok_or_else(|| invalid("an elicitation result (`action`: accept, decline or cancel)"))?;
-            Ok(Answer::Elicit {
-                action: action.to_owned(),
-                content: object.get("content").cloned(),
-            })
-        }
+        Ask::Elicit { .. } => Ok(Answer::Elicit {
+            action: action()?,
+            content: object.get("content").cloned(),
+        }),
+        Ask::ElicitUrl { id, .. } => Ok(Answer::ElicitUrl {
+            action: action()?,
+            id: id.clone(),
+        }),
         Ask::Sample(_) => {
             let role = match object.get("role").and_then(Value::as_str) {
                 Some("user") => Role::User,

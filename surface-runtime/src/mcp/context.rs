@@ -107,6 +107,19 @@ impl Reporter for SessionReporter {
     fn ask(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
         Box::pin(self.asks.ask(key, ask))
     }
+
+    fn elicitation_complete(&self, id: String) -> BoxFuture<'_, Result<(), AskError>> {
+        Box::pin(async move {
+            let notification = rmcp::model::CustomNotification::new(
+                "notifications/elicitation/complete",
+                Some(serde_json::json!({ "elicitationId": id })),
+            );
+            self.peer
+                .send_notification(rmcp::model::ServerNotification::CustomNotification(notification))
+                .await
+                .map_err(|e| AskError::Failed(format!("notifications/elicitation/complete: {e}")))
+        })
+    }
 }
 
 /// The context of the call `context` carries, reporting to its session (its request, on

@@ -18,6 +18,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use std::sync::Arc;
 
+/// MCP's "URL elicitation required" error: the call needs the user at a URL first.
+const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+
 fn unknown_resource(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(
         branded(&format!("unknown resource \"{uri}\"")),
@@ -164,6 +167,19 @@ impl Handler {
         }
         let result = match answer {
             Ok(output) => results::success(output),
+            // The 2025-11-25 error, not a result: the host shows the URL, then retries. The
+            // 2026-07-28 era retired -32042 (a call asks with `elicit_url` there, one
+            // `input_required` round), so there it stays the tool's error, naming the URL.
+            Err(failure)
+                if failure.kind == FailureKind::UrlElicitationRequired
+                    && context.protocol_version().is_none_or(|v| v.has_initialize()) =>
+            {
+                return Err(ErrorData::new(
+                    URL_ELICITATION_REQUIRED,
+                    branded(&failure.message),
+                    failure.detail,
+                ));
+            }
             Err(failure) => results::failure(failure),
         };
         // A view-bound tool's answer, text first, with its page for a client that renders it
