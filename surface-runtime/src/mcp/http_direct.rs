@@ -580,6 +580,7 @@ fn context(
     if let Some(principal) = parts.extensions.remove::<crate::Principal>() {
         context.extensions.insert(principal);
     }
+    super::observe::keep_headers(&parts, &mut context.extensions);
     context
 }
 

@@ -184,18 +184,46 @@ pub(crate) fn traceparent(context: &RequestContext<RoleServer>) -> Option<String
     }
 }
 
-/// The HTTP request header `name` a request came with (none off HTTP).
+/// The HTTP request header `name` a request came with (none off HTTP): from the request's
+/// head, or from what the direct path kept of it ([`keep_headers`]).
 fn header(context: &RequestContext<RoleServer>, name: &str) -> Option<String> {
     #[cfg(feature = "http")]
-    if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
-        return parts
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+    {
+        if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
+            return parts
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+        }
+        if let Some(kept) = context.extensions.get::<KeptHeaders>() {
+            return kept.0.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        }
     }
     let _ = (context, name);
     None
+}
+
+/// The headers a request's span reads, kept by the HTTP direct path (which hands the handler
+/// no request head).
+#[cfg(feature = "http")]
+#[derive(Clone)]
+struct KeptHeaders(hyper::HeaderMap);
+
+/// Keeps in `extensions` the headers of `parts` a span reads — only when a subscriber wants
+/// request spans, so the direct path copies nothing otherwise.
+#[cfg(feature = "http")]
+pub(crate) fn keep_headers(parts: &hyper::http::request::Parts, extensions: &mut rmcp::model::Extensions) {
+    if !tracing::span_enabled!(target: "surface::mcp", tracing::Level::INFO) {
+        return;
+    }
+    let mut kept = hyper::HeaderMap::new();
+    for name in ["mcp-session-id", "traceparent", "tracestate"] {
+        if let Some(value) = parts.headers.get(name) {
+            kept.insert(name, value.clone());
+        }
+    }
+    extensions.insert(KeptHeaders(kept));
 }
 
 /// Counts one in a gauge until dropped (so a cancelled request, an ended session, a dropped
