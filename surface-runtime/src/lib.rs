@@ -20,6 +20,7 @@ mod dispatch;
 mod expose;
 mod failure;
 mod keys;
+pub mod layer;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;

@@ -38,7 +38,17 @@ impl Wire {
 
     /// [`Wire::start`] with command-line arguments (`--no-ui`).
     pub fn start_with(args: &[&str], env: &[(&str, &str)], keep_stderr: bool) -> Wire {
-        let mut command = Command::new(ops());
+        Wire::start_at(ops(), args, env, keep_stderr)
+    }
+
+    /// [`Wire::start_with`] of another binary that serves MCP on stdio.
+    pub fn start_at(
+        binary: &std::path::Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        keep_stderr: bool,
+    ) -> Wire {
+        let mut command = Command::new(binary);
         command
             .args(args)
             .stdin(Stdio::piped())

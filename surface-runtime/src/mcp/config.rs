@@ -33,6 +33,8 @@ pub(crate) struct Settings {
     pub(crate) ask_timeout: std::time::Duration,
     /// The bounds of MCP tasks (tasks.rs).
     pub(crate) tasks: super::tasks::TaskSettings,
+    /// Middleware every call passes (`McpServer::layer`).
+    pub(crate) layers: crate::layer::Layers,
 }
 
 impl Default for Settings {
@@ -43,6 +45,7 @@ impl Default for Settings {
             audit: super::audit::Audit::Off,
             ask_timeout: ASK_TIMEOUT,
             tasks: super::tasks::TaskSettings::default(),
+            layers: crate::layer::Layers::default(),
         }
     }
 }

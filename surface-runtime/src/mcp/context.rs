@@ -146,6 +146,11 @@ pub(crate) fn for_request(
 /// The caller a face identified for this request (an authenticated HTTP request's), if any: put
 /// in the request's extensions by the direct path, or in its HTTP parts on rmcp's.
 pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
+    principal_ref(context).cloned().map(Arc::new)
+}
+
+/// The principal `context`'s request was made by, borrowed.
+pub(crate) fn principal_ref(context: &RequestContext<RoleServer>) -> Option<&crate::Principal> {
     let direct = context.extensions.get::<crate::Principal>();
     #[cfg(feature = "http")]
     let direct = direct.or_else(|| {
@@ -154,7 +159,7 @@ pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<crat
             .get::<hyper::http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<crate::Principal>())
     });
-    direct.cloned().map(Arc::new)
+    direct
 }
 
 /// Reports to a task (tasks.rs): progress becomes its status message; questions are its

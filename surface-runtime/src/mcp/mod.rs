@@ -242,6 +242,30 @@ impl McpServer {
         self
     }
 
+    /// Adds a [`CallLayer`](crate::layer::CallLayer): every `tools/call`, on every transport,
+    /// passes it before it runs (layers in the order added), and one it refuses answers
+    /// `isError` with its sentence. It sees the tool, the caller's principal and the
+    /// arguments (see [`crate::layer`] for why this is not a `tower::Layer`).
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::McpServer;
+    /// use surface_runtime::layer::{CallInfo, CallLayer};
+    /// struct NoAnonymousWrites;
+    /// impl CallLayer for NoAnonymousWrites {
+    ///     fn admit(&self, call: &CallInfo<'_>) -> Result<(), String> {
+    ///         match (call.principal(), call.tool().starts_with("proc_")) {
+    ///             (None, true) => Err("sign in to change processes".to_owned()),
+    ///             _ => Ok(()),
+    ///         }
+    ///     }
+    /// }
+    /// let server = McpServer::new("ops", "1.0.0").layer(NoAnonymousWrites);
+    /// ```
+    pub fn layer(mut self, layer: impl crate::layer::CallLayer) -> Self {
+        self.settings.layers.push(layer);
+        self
+    }
+
     /// The `instructions` hosts read at `initialize` / `server/discover`.
     pub fn instructions(mut self, instructions: impl Into<Instructions>) -> Self {
         self.instructions = instructions.into();

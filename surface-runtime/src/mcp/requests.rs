@@ -114,6 +114,14 @@ impl Handler {
                 )),
             };
         };
+        let layers = &self.shared.settings.layers;
+        if !layers.is_empty() {
+            let principal = super::context::principal_ref(&context);
+            let call = crate::layer::CallInfo::new(name, principal, request.arguments.as_ref());
+            if let Err(refusal) = layers.admit(&call) {
+                return Ok(results::failure(Failure::new(FailureKind::Error, refusal)).into());
+            }
+        }
         if entry.task != TaskSupport::Never {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
             let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
