@@ -977,6 +977,51 @@ async fn a_session_restored_on_another_instance_counts_against_its_cap_and_delet
     let (_c, c_addr) = http_instance(&redis, surface::mcp::HttpOptions::loopback(0)).await;
     let gone = exchange(c_addr, &two.on(c_addr).headers(), &tools).await;
     assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+    // ...nor can A, which still held it: a delete ends a session everywhere.
+    let gone = exchange(a_addr, &two.headers(), &tools).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_deleted_on_one_instance_is_gone_on_every_instance_that_served_it() {
+    let Some(redis) =
+        Redis::start("a_session_deleted_on_one_instance_is_gone_on_every_instance_that_served_it")
+    else {
+        return;
+    };
+    let (_a, a_addr) = http_instance(&redis, surface::mcp::HttpOptions::loopback(0)).await;
+    let (_b, b_addr) = http_instance(&redis, surface::mcp::HttpOptions::loopback(0)).await;
+    let tools = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).to_string();
+    for (deleter, other) in [(a_addr, b_addr), (b_addr, a_addr)] {
+        // Opened on A and served by B too (restored there): both hold it.
+        let session = Session::open(a_addr).await;
+        for addr in [a_addr, b_addr] {
+            let served = exchange(addr, &session.on(addr).headers(), &tools).await;
+            assert!(served.starts_with("HTTP/1.1 200"), "{served}");
+        }
+        let deleted = common::raw_http::exchange(
+            deleter,
+            "DELETE",
+            &session.on(deleter).headers(),
+            "",
+            Duration::from_secs(10),
+        )
+        .await;
+        assert!(deleted.starts_with("HTTP/1.1 200"), "{deleted}");
+        // POST, GET and DELETE on the instance that did not delete it: 404, as on the deleter.
+        for addr in [other, deleter] {
+            let here = session.on(addr);
+            let headers = here.headers();
+            let post = exchange(addr, &headers, &tools).await;
+            assert!(post.starts_with("HTTP/1.1 404"), "POST after DELETE: {post}");
+            let listen = [headers[0], headers[1], ("Accept", "text/event-stream")];
+            let get = common::raw_http::exchange(addr, "GET", &listen, "", Duration::from_secs(10)).await;
+            assert!(get.starts_with("HTTP/1.1 404"), "GET after DELETE: {get}");
+            let again =
+                common::raw_http::exchange(addr, "DELETE", &headers, "", Duration::from_secs(10)).await;
+            assert!(again.starts_with("HTTP/1.1 404"), "DELETE after DELETE: {again}");
+        }
+    }
 }
 
 // ---- the scale-out benchmark (bench/scaleout runs it in release; ignored by default) ----

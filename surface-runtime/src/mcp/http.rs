@@ -804,6 +804,12 @@ impl Gate {
             request.extensions_mut().insert(principal);
         }
         if let Some(id) = &session
+            && self.deleted_elsewhere(id).await
+        {
+            self.forget(id).await;
+            return not_found("Not Found: Session not found");
+        }
+        if let Some(id) = &session
             && *request.method() != hyper::Method::DELETE
             && self.restoring(id).await
         {
@@ -821,6 +827,28 @@ impl Gate {
             hyper::Method::DELETE => self.delete(service, request, session).await,
             hyper::Method::POST => self.post(service, request, session).await,
             _ => service.handle(request).await,
+        }
+    }
+
+    /// Whether `id` is a session held here that the shared store no longer has: another
+    /// instance deleted it (or it expired there). The store is the record of which sessions
+    /// live, so this costs one store round trip per request on a session, in a shared store
+    /// only (the read also pushes the stored expiry back). A store that cannot answer leaves
+    /// the session be: an outage does not end every session.
+    async fn deleted_elsewhere(&self, id: &SessionId) -> bool {
+        let Some(store) = &self.restorable else {
+            return false;
+        };
+        self.manager.has_session(id).await.unwrap_or(false) && matches!(store.load(id).await, Ok(None))
+    }
+
+    /// Ends what this instance holds of the session `id`.
+    async fn forget(&self, id: &SessionId) {
+        let _ = self.manager.close_session(id).await;
+        self.direct.closed(id);
+        #[cfg(feature = "auth")]
+        if let Some(guard) = &self.guard {
+            guard.closed(id);
         }
     }
 
