@@ -15,7 +15,6 @@ pub mod bundle;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod context;
-mod counter;
 mod dispatch;
 mod expose;
 mod failure;
@@ -65,15 +64,14 @@ pub use __private::{
     Output, ProcedureInput, ProcedureResult, RendersAudio, RendersImage, ToolInput, ToolResult,
 };
 pub use blocks::{OkAudio, OkContent, ok_audio};
-pub use counter::Counter;
 pub use dispatch::{
     CellClient, CloseSignal, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
 };
 pub use expose::{ErasedExpose, Expose, ExposeEntry, Exposure};
 pub use failure::{Failure, FailureKind, IntoFailure, ToolFailure};
 pub use member::{
-    Cell, Change, ChangeStream, Collection, CollectionChange, Event, LiveMember, MemberKey, MemberValue,
-    STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
+    Cell, Change, ChangeStream, Collection, CollectionChange, Counter, Event, LiveMember, MemberKey,
+    MemberValue, STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,
 };
 pub use principal::Principal;
 pub use project::ReadOnly;

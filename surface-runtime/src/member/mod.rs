@@ -15,6 +15,10 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, RwLock};
 use tokio::sync::broadcast;
 
+mod counter;
+
+pub use counter::Counter;
+
 #[cfg(feature = "redis")]
 use crate::store::Remote;
 #[cfg(feature = "redis")]
