@@ -32,7 +32,6 @@ pub mod schema;
 mod spec;
 #[cfg(all(unix, any(feature = "mcp", feature = "cli")))]
 mod stdout;
-#[cfg(feature = "redis")]
 pub mod store;
 mod surface;
 mod sync;
@@ -69,6 +68,10 @@ pub use dispatch::{
 };
 pub use expose::{ErasedExpose, Expose, ExposeEntry, Exposure};
 pub use failure::{Failure, FailureKind, IntoFailure, ToolFailure};
+/// What a backend (`store::RedisStore::attach`) binds: a surface's members, by name (hidden:
+/// every `#[surface]` struct is one through [`SurfaceMembers`]).
+#[doc(hidden)]
+pub use member::backing::LiveMembers;
 pub use member::{
     Cell, Change, ChangeStream, Collection, CollectionChange, Counter, Event, LiveMember, MemberKey,
     MemberValue, STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,

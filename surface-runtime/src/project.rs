@@ -291,8 +291,7 @@ impl<M: LiveMember> LiveMember for ReadOnly<M> {
     fn changes(&self) -> ChangeStream {
         self.inner.changes()
     }
-    #[cfg(feature = "redis")]
-    fn bind_store(&self, _remote: crate::store::Remote) -> Result<(), String> {
+    fn bind(&self, _backing: Box<dyn crate::member::backing::Backing>) -> Result<(), String> {
         Err(format!(
             "a derived {} follows the surface it is projected from and cannot live in a store",
             self.inner.kind().word()

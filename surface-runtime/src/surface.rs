@@ -6,6 +6,7 @@
 
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
+use crate::member::backing::{self, LiveMembers};
 use crate::member::{ChangeStream, LiveMember, Write};
 use crate::spec::SurfaceSpec;
 use futures::future::{self, BoxFuture, FutureExt};
@@ -93,6 +94,16 @@ pub trait Surface: SurfaceMembers + SurfaceProcedures {
     const SPEC_REF: &'static SurfaceSpec = &Self::SPEC;
 }
 impl<S: SurfaceMembers + SurfaceProcedures> Surface for S {}
+
+/// Every surface's members can move into a backing.
+impl<S: SurfaceMembers> LiveMembers for S {
+    fn specs() -> &'static [crate::MemberSpec] {
+        S::MEMBERS
+    }
+    fn live(&self, name: &str) -> Option<&dyn LiveMember> {
+        self.member(name)
+    }
+}
 
 /// The procedure namespaces of surface `S` as its typed client holds them: the client's
 /// `procedures()`, and (by `Deref`) the namespace methods themselves (`client.proc()`).
@@ -213,17 +224,14 @@ impl<S: Surface> Dispatch for DirectDispatch<S> {
         future::ready(self.member(member).map(|m| m.changes())).boxed()
     }
     fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
-        #[cfg(feature = "redis")]
-        return crate::store::guard(self.surface.call(procedure, input)).boxed();
-        #[cfg(not(feature = "redis"))]
-        self.surface.call(procedure, input)
+        if !backing::active() {
+            return self.surface.call(procedure, input);
+        }
+        backing::guard(self.surface.call(procedure, input)).boxed()
     }
 }
 
 /// A member read or write, failing as a whole when a store under it could not be reached.
 fn guard_sync<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
-    #[cfg(feature = "redis")]
-    return crate::store::guard_sync(f);
-    #[cfg(not(feature = "redis"))]
-    f()
+    backing::guard_sync(f)
 }

@@ -40,6 +40,7 @@
 
 use super::drain::{self, Drain, Flight};
 use super::http_direct::{Claim, Direct, Routed};
+use super::http_sessions::{SessionSharing, Sessions};
 use super::{ServeError, ServedMcp};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
@@ -74,9 +75,9 @@ pub struct HttpOptions {
     header_read_timeout: Duration,
     keep_alive_timeout: Duration,
     drain_timeout: Duration,
-    /// Where sessions and their SSE events live when several instances serve one surface.
-    #[cfg(feature = "redis")]
-    store: Option<crate::store::RedisStore>,
+    /// Where sessions and their SSE events live when several instances serve one surface (set
+    /// by `store`, which the backend that offers it defines).
+    pub(crate) sharing: Option<Arc<dyn SessionSharing>>,
     /// Who may call, when the endpoint is a protected resource.
     #[cfg(feature = "auth")]
     auth: Option<crate::auth::Auth>,
@@ -98,8 +99,7 @@ impl HttpOptions {
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             keep_alive_timeout: Self::DEFAULT_KEEP_ALIVE_TIMEOUT,
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
-            #[cfg(feature = "redis")]
-            store: None,
+            sharing: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -139,21 +139,6 @@ impl HttpOptions {
         return self.auth.is_some();
         #[cfg(not(feature = "auth"))]
         false
-    }
-
-    /// Keeps legacy-era sessions and their standalone streams' SSE events in `store` (feature
-    /// `redis`), so a client can resume on any instance serving the same surface: its
-    /// `Mcp-Session-Id` is known to every instance, and a `GET` with `Last-Event-ID` replays
-    /// the notifications it missed, whichever instance sent them (each one Redis write). A
-    /// `POST`'s response stream resumes on the instance that served it, as without a store.
-    /// Bounds: [`SSE_HISTORY`](crate::store::SSE_HISTORY) events per stream, kept
-    /// [`SSE_TTL`](crate::store::SSE_TTL) after the last, a session's state kept
-    /// [`SESSION_TTL`](crate::store::SESSION_TTL) after its last use, and a restored session
-    /// counts against [`max_sessions`](Self::max_sessions).
-    #[cfg(feature = "redis")]
-    pub fn store(mut self, store: &crate::store::RedisStore) -> Self {
-        self.store = Some(store.clone());
-        self
     }
 
     /// Default of [`max_body`](Self::max_body): 4 MiB (rmcp's own default).
@@ -432,16 +417,9 @@ pub struct HttpService {
 
 struct Endpoint {
     gate: Gate,
-    route: Route,
+    service: Service,
     stop: CancellationToken,
     drain_timeout: Duration,
-}
-
-/// rmcp's service, with the session manager the options chose.
-enum Route {
-    Local(Service<LocalSessionManager>),
-    #[cfg(feature = "redis")]
-    Shared(Service<crate::store::sse::SharedSessions>),
 }
 
 impl HttpService {
@@ -452,13 +430,7 @@ impl HttpService {
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let endpoint = self.inner.clone();
-        async move {
-            match &endpoint.route {
-                Route::Local(service) => endpoint.gate.handle(service, request).await,
-                #[cfg(feature = "redis")]
-                Route::Shared(service) => endpoint.gate.handle(service, request).await,
-            }
-        }
+        async move { endpoint.gate.handle(&endpoint.service, request).await }
     }
 
     /// Shuts the endpoint down gracefully: new requests answer `503` while the calls in flight
@@ -541,41 +513,37 @@ impl ServedMcp {
         let shared = self.shared.clone();
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
-        #[allow(unused_mut)] // mutated with the `redis` feature
         let mut config = options.config(stop.clone());
-        #[cfg(feature = "redis")]
-        if let Some(store) = &options.store {
-            let (sessions, session_store, local) = crate::store::sse::SharedSessions::new(store, manager);
-            config.session_store = Some(session_store);
-            // Legacy sessions here are Redis's too (their events are persisted for resumption
-            // elsewhere): only stateless requests take the direct path.
-            let direct = Direct::new(shared.clone(), None, options, &config, stop.clone());
-            let gate = Gate::new(options, path, local, &config, direct)?;
-            let service = StreamableHttpService::new(move || Ok(shared.open_handler()), sessions, config);
-            return Ok(HttpService::new(gate, Route::Shared(service), stop, options));
-        }
-        let manager = Arc::new(manager);
-        let direct = Direct::new(
-            shared.clone(),
-            Some(manager.clone()),
-            options,
-            &config,
-            stop.clone(),
-        );
-        let gate = Gate::new(options, path, manager.clone(), &config, direct)?;
-        let service = StreamableHttpService::new(move || Ok(shared.open_handler()), manager, config);
-        Ok(HttpService::new(gate, Route::Local(service), stop, options))
+        let (local, sessions, direct) = match &options.sharing {
+            Some(sharing) => {
+                let (local, session_store) = sharing.share(manager);
+                config.session_store = Some(session_store);
+                // Legacy sessions here are shared too (their events are persisted for resumption
+                // elsewhere): only stateless requests take the direct path.
+                let sessions = Sessions::shared(local.clone(), sharing.clone());
+                (local, sessions, None)
+            }
+            None => {
+                let local = Arc::new(manager);
+                (local.clone(), Sessions::local(local.clone()), Some(local))
+            }
+        };
+        let direct = Direct::new(shared.clone(), direct, options, &config, stop.clone());
+        let gate = Gate::new(options, path, local, &config, direct)?;
+        let service =
+            StreamableHttpService::new(move || Ok(shared.open_handler()), Arc::new(sessions), config);
+        Ok(HttpService::new(gate, service, stop, options))
     }
 }
 
 impl HttpService {
-    fn new(gate: Gate, route: Route, stop: CancellationToken, options: &HttpOptions) -> HttpService {
+    fn new(gate: Gate, service: Service, stop: CancellationToken, options: &HttpOptions) -> HttpService {
         // One endpoint for every connection and request: cloning rmcp's service copies its
         // configuration (the allowed hosts and origins, a dozen strings), so it is shared.
         HttpService {
             inner: Arc::new(Endpoint {
                 gate,
-                route,
+                service,
                 stop,
                 drain_timeout: options.drain_timeout,
             }),
@@ -594,9 +562,9 @@ fn refuse_remote(options: &HttpOptions) -> Result<(), ServeError> {
     )))
 }
 
-/// rmcp's service over one served bundle; `M` is `LocalSessionManager`, or with a Redis store
-/// the manager that shares sessions across instances.
-type Service<M> = StreamableHttpService<super::session::Handler, M>;
+/// rmcp's service over one served bundle, its legacy sessions shared across instances when the
+/// options say so.
+type Service = StreamableHttpService<super::session::Handler, Sessions>;
 
 /// The listener's bounds on connections (see [`HttpOptions::max_connections`],
 /// [`HttpOptions::header_read_timeout`] and [`HttpOptions::keep_alive_timeout`]).
@@ -751,9 +719,9 @@ impl Gate {
         self.restorable.is_some() && !self.manager.has_session(id).await.unwrap_or(true)
     }
 
-    async fn handle<M: SessionManager, B>(
+    async fn handle<B>(
         &self,
-        service: &Service<M>,
+        service: &Service,
         #[allow(unused_mut)] // mutated with the `auth` feature
         mut request: hyper::Request<B>,
     ) -> Response
@@ -860,9 +828,9 @@ impl Gate {
         }
     }
 
-    async fn delete<M: SessionManager, B>(
+    async fn delete<B>(
         &self,
-        service: &Service<M>,
+        service: &Service,
         request: hyper::Request<B>,
         session: Option<SessionId>,
     ) -> Response
@@ -895,9 +863,9 @@ impl Gate {
         response
     }
 
-    async fn post<M: SessionManager, B>(
+    async fn post<B>(
         &self,
-        service: &Service<M>,
+        service: &Service,
         request: hyper::Request<B>,
         session: Option<SessionId>,
     ) -> Response
@@ -915,9 +883,9 @@ impl Gate {
         }
     }
 
-    async fn answer<M: SessionManager, B>(
+    async fn answer<B>(
         &self,
-        service: &Service<M>,
+        service: &Service,
         request: hyper::Request<B>,
         session: Option<SessionId>,
         flight: &mut Option<Flight>,

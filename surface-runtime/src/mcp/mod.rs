@@ -43,6 +43,8 @@ mod http_auth;
 mod http_conn;
 #[cfg(feature = "http")]
 mod http_direct;
+#[cfg(feature = "http")]
+pub(crate) mod http_sessions;
 mod hub;
 mod link;
 pub mod observe;

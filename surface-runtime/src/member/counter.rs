@@ -1,9 +1,8 @@
 //! A counter for state an app keeps outside its members (the next id to hand out).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-#[cfg(feature = "redis")]
+use super::backing::{self, Backing};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Hands out increasing numbers, each once: in this process by default, or — bound to a store
 /// with `RedisStore::bind_counter` (feature `redis`) — once across every instance serving the
@@ -18,44 +17,40 @@ use std::sync::OnceLock;
 #[derive(Debug)]
 pub struct Counter {
     /// Where a store restarted without its data starts again.
-    #[cfg(feature = "redis")]
     first: u64,
     next: AtomicU64,
-    #[cfg(feature = "redis")]
-    remote: OnceLock<crate::store::Remote>,
+    /// Where the count lives when not here.
+    backing: OnceLock<Box<dyn Backing>>,
 }
 
 impl Counter {
     /// A counter whose first number is `first`.
     pub const fn new(first: u64) -> Self {
         Counter {
-            #[cfg(feature = "redis")]
             first,
             next: AtomicU64::new(first),
-            #[cfg(feature = "redis")]
-            remote: OnceLock::new(),
+            backing: OnceLock::new(),
         }
     }
 
     /// The next number; never the same twice. In a store that cannot be reached, the call it
     /// runs in fails (see `surface_runtime::store`) and the number answered is only local.
     pub fn next(&self) -> u64 {
-        #[cfg(feature = "redis")]
-        if let Some(remote) = self.remote.get()
-            && let Ok(after) = remote.incr(self.first)
+        if let Some(b) = self.backing.get()
+            && let Some(after) = backing::run(&**b, |s| s.incr(self.first))
         {
             return after - 1;
         }
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 
-    #[cfg(feature = "redis")]
-    pub(crate) fn bind_store(&self, remote: crate::store::Remote) -> Result<(), String> {
-        remote
-            .seed_value(self.next.load(Ordering::Relaxed).to_string())
-            .map_err(|_| "the store did not answer")?;
-        self.remote
-            .set(remote)
+    /// Moves the count into `backing` (what a backend's `bind_counter` calls).
+    #[doc(hidden)]
+    pub fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
+        let seed = self.next.load(Ordering::Relaxed).to_string();
+        backing::run(&*backing, |s| s.seed_value(seed)).ok_or("the store did not answer")?;
+        self.backing
+            .set(backing)
             .map_err(|_| "it is in a store already".into())
     }
 }

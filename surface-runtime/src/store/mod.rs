@@ -37,6 +37,12 @@
 //! store.attach(&surface)?; // before serving: from now on its members live in Redis
 //! # Ok(()) }
 //! ```
+//!
+//! The store is a backend behind the core's seam: [`Remote`] implements the members' `Backing`,
+//! and [`RedisStore::attach`] takes any set of members the core offers. Only this module tree
+//! names Redis, and it is compiled only with the feature.
+
+#![cfg(feature = "redis")]
 
 mod feed;
 mod log;
@@ -46,19 +52,16 @@ pub(crate) mod sse;
 
 pub use log::{LogEntries, SharedLog};
 pub use remote::Remote;
-pub(crate) use remote::entry_id;
 #[cfg(feature = "http")]
 pub use sse::{LOCAL_HISTORY, LOCAL_STREAMS, LOCAL_TTL, SESSION_TTL, SSE_HISTORY, SSE_TTL};
 
-use crate::failure::{Failure, FailureKind};
 use crate::member::Change;
+use crate::member::backing::{LiveMembers, Unanswered};
 use crate::spec::MemberKind;
-use crate::surface::SurfaceMembers;
 use crate::sync::{lock, read, write};
 use redis::aio::ConnectionManager;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -198,7 +201,7 @@ impl RedisStore {
     /// Moves `surface`'s members into the store: from now on their values live in Redis (seeded
     /// from the members' current values when Redis has none yet) and their feeds hear changes
     /// made through every instance. One surface per store; attach before serving.
-    pub fn attach<S: SurfaceMembers>(&self, surface: &Arc<S>) -> Result<(), StoreError> {
+    pub fn attach<S: LiveMembers>(&self, surface: &Arc<S>) -> Result<(), StoreError> {
         if read(&self.inner.attached).is_some() {
             return Err(StoreError::new(format!(
                 "a surface is already attached to the store under {}",
@@ -206,13 +209,13 @@ impl RedisStore {
             )));
         }
         let mut members = Vec::new();
-        for spec in S::MEMBERS {
-            let Some(live) = surface.member(spec.name) else {
+        for spec in S::specs() {
+            let Some(live) = surface.live(spec.name) else {
                 continue;
             };
             let remote = Remote::new(self.inner.clone(), spec.name, spec.kind);
             let key = remote.key().to_owned();
-            live.bind_store(remote).map_err(|e| {
+            live.bind(Box::new(remote)).map_err(|e| {
                 StoreError::new(format!("member {} could not move into the store: {e}", spec.name))
             })?;
             members.push((spec.name.to_owned(), spec.kind, key));
@@ -220,7 +223,7 @@ impl RedisStore {
         let weak: Weak<S> = Arc::downgrade(surface);
         let deliver: Deliver = Box::new(move |name, change, entry| match weak.upgrade() {
             Some(s) => {
-                if let Some(m) = s.member(name) {
+                if let Some(m) = s.live(name) {
                     m.deliver(change, entry);
                 }
                 true
@@ -228,7 +231,6 @@ impl RedisStore {
             None => false,
         });
         *write(&self.inner.attached) = Some(Attached { members, deliver });
-        ACTIVE.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -238,7 +240,7 @@ impl RedisStore {
     pub fn bind_counter(&self, name: &str, counter: &crate::Counter) -> Result<(), StoreError> {
         let remote = Remote::counter(self.inner.clone(), name);
         counter
-            .bind_store(remote)
+            .bind(Box::new(remote))
             .map_err(|e| StoreError::new(format!("counter {name} could not move into the store: {e}")))
     }
 }
@@ -293,18 +295,14 @@ impl Inner {
         read(&self.attached)
     }
 
-    /// Runs `fut` on the store's runtime and waits for it (bounded by [`OP_TIMEOUT`]). A failure
-    /// is recorded against the running call (see [`guard`]); a call that already failed on the
-    /// store fails here at once.
+    /// Runs `fut` on the store's runtime and waits for it (bounded by [`OP_TIMEOUT`]); a
+    /// failure is the sentence the running call answers (the core records it against the call).
     pub(crate) fn block<T: Send + 'static>(
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
-    ) -> Result<T, ()> {
-        if already_faulted() {
-            return Err(());
-        }
+    ) -> Result<T, Unanswered> {
         wait(&self.handle, fut).map_err(|e| {
-            record(format!(
+            Unanswered(format!(
                 "the store is unreachable ({}): {e} — this call did not complete, and the writes it made before the failure may have been applied; check the state before retrying",
                 self.url
             ))
@@ -334,52 +332,4 @@ fn wait<T: Send + 'static>(
         Ok(Ok(Err(e))) => Err(e.to_string()),
         _ => Err(format!("no answer within {} ms", OP_TIMEOUT.as_millis())),
     }
-}
-
-/// Whether any surface lives in a store in this process: only then do calls carry a fault slot.
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-
-tokio::task_local! {
-    /// The first store failure of the running call.
-    static FAULT: Arc<Mutex<Option<String>>>;
-}
-
-fn already_faulted() -> bool {
-    FAULT.try_with(|f| lock(f).is_some()).unwrap_or(false)
-}
-
-fn record(message: String) {
-    let recorded = FAULT.try_with(|f| {
-        lock(f).get_or_insert_with(|| message.clone());
-    });
-    if recorded.is_err() {
-        tracing::warn!("surface store: {message}");
-    }
-}
-
-fn outcome<T>(slot: &Mutex<Option<String>>, answer: Result<T, Failure>) -> Result<T, Failure> {
-    match lock(slot).take() {
-        Some(message) => Err(Failure::new(FailureKind::Error, message)),
-        None => answer,
-    }
-}
-
-/// Runs a call; if any store operation in it failed, the call answers that failure instead.
-pub(crate) async fn guard<T>(fut: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
-    if !ACTIVE.load(Ordering::Relaxed) {
-        return fut.await;
-    }
-    let slot = Arc::new(Mutex::new(None));
-    let answer = FAULT.scope(slot.clone(), fut).await;
-    outcome(&slot, answer)
-}
-
-/// [`guard`] for a synchronous read or write.
-pub(crate) fn guard_sync<T>(f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
-    if !ACTIVE.load(Ordering::Relaxed) {
-        return f();
-    }
-    let slot = Arc::new(Mutex::new(None));
-    let answer = FAULT.sync_scope(slot.clone(), f);
-    outcome(&slot, answer)
 }

@@ -1,11 +1,13 @@
-//! One member's (or counter's) place in Redis, and the atomic steps a member takes on it.
+//! One member's (or counter's) place in Redis, and the atomic steps a member takes on it: the
+//! core's `Backing`, implemented on Redis.
 //!
-//! Members call these with JSON already encoded; each answers `Err(())` after recording the
-//! failure against the running call (see `store::guard`), so a member can fall back to the
+//! Members call these with JSON already encoded; each failure answers the sentence the running
+//! call fails with (the core records it against the call), so a member can fall back to the
 //! value it last heard and carry on.
 
 use super::{Inner, OP_TIMEOUT};
 use crate::member::Change;
+use crate::member::backing::{Backed, Backing, Entries, Lease, Unanswered};
 use crate::spec::MemberKind;
 use crate::sync::lock;
 use redis::Script;
@@ -104,18 +106,24 @@ const LEASE_TTL: Duration = Duration::from_secs(2);
 pub(crate) type EntryId = (u64, u64);
 
 /// Parses `ms-seq`; anything else is the smallest id.
-pub(crate) fn entry_id(s: &str) -> EntryId {
+fn entry_id(s: &str) -> EntryId {
     let (ms, seq) = s.split_once('-').unwrap_or((s, "0"));
     (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
 }
 
-/// A held lease on one value, with the value read under it.
-pub(crate) struct Lease {
+/// What a [`Lease`] holds here: its token in Redis and this instance's turn for the value.
+struct Hold {
     token: String,
-    /// The stored JSON, when there is one.
-    pub(crate) value: Option<String>,
-    /// This instance's turn for the value, given back after the Redis lease (on drop).
+    /// Given back after the Redis lease (on drop).
     _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Hold {
+    /// The hold of a lease this backing handed out; kept until the lease's script has run, so
+    /// this instance's next caller waits its turn until then.
+    fn of(lease: Lease) -> Option<Box<Hold>> {
+        lease.hold.downcast::<Hold>().ok()
+    }
 }
 
 /// A value's local queue: callers of one instance updating one value wait here in order, so
@@ -173,22 +181,17 @@ impl Remote {
     }
 
     /// The publication of `change` on the surface's channel.
-    pub(crate) fn message(&self, change: &Change) -> String {
+    fn message(&self, change: &Change) -> String {
         serde_json::json!({ "member": self.name, "change": change }).to_string()
     }
 
-    /// A receiver of the feed's reconnections (each one: re-read).
-    pub(crate) fn lagged(&self) -> broadcast::Receiver<u64> {
-        self.lagged.subscribe()
-    }
-
     /// Tells this instance's feeds to re-read.
-    pub(crate) fn announce_lag(&self) {
+    fn announce_lag(&self) {
         let _ = self.lagged.send(0);
     }
 
     /// The stream's delivery mark, locked: read it and subscribe under it.
-    pub(crate) fn mark(&self) -> std::sync::MutexGuard<'_, EntryId> {
+    fn mark(&self) -> std::sync::MutexGuard<'_, EntryId> {
         lock(&self.mark)
     }
 
@@ -213,7 +216,7 @@ impl Remote {
         &self,
         command: &'static str,
         args: Vec<String>,
-    ) -> Result<T, ()> {
+    ) -> Backed<T> {
         let (mut con, key, _) = self.parts();
         self.store
             .block(async move { redis::cmd(command).arg(key).arg(args).query_async(&mut con).await })
@@ -225,7 +228,7 @@ impl Remote {
         script: &'static Script,
         keys: Vec<String>,
         args: Vec<String>,
-    ) -> Result<T, ()> {
+    ) -> Backed<T> {
         let mut con = self.store.con();
         self.store.block(async move {
             let mut call = script.prepare_invoke();
@@ -243,20 +246,49 @@ impl Remote {
         self.store.channel().to_owned()
     }
 
-    /// `GET`.
-    pub(crate) fn get(&self) -> Result<Option<String>, ()> {
+    /// This instance's queue for the value (its hash field `field`, when not empty).
+    fn queue(&self, field: &str) -> Queue {
+        let mut queues = lock(&self.queues);
+        if queues.len() > IDLE_QUEUES && !queues.contains_key(field) {
+            // Nobody holds or waits on a queue only the map references.
+            queues.retain(|_, q| Arc::strong_count(q) > 1);
+        }
+        queues.entry(field.to_owned()).or_default().clone()
+    }
+
+    /// The stream's chunks up to and including `end` (all of them when `None`), oldest first.
+    fn range(&self, end: Option<EntryId>) -> Backed<Vec<String>> {
+        let (mut con, key, _) = self.parts();
+        let end = end.map_or_else(|| "+".to_owned(), |(ms, seq)| format!("{ms}-{seq}"));
+        let entries: Vec<(String, Vec<String>)> = self.store.block(async move {
+            redis::cmd("XRANGE")
+                .arg(key)
+                .arg("-")
+                .arg(end)
+                .query_async(&mut con)
+                .await
+        })?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|(_, mut fields)| fields.pop())
+            .collect())
+    }
+}
+
+impl Backing for Remote {
+    fn get(&self) -> Backed<Option<String>> {
         self.query("GET", vec![])
     }
 
-    /// Sets the value and publishes `message`, in one step.
-    pub(crate) fn set(&self, value: String, message: String) -> Result<(), ()> {
+    fn set(&self, value: String, change: &Change) -> Backed<()> {
+        let message = self.message(change);
         self.script::<i64>(&SET, vec![self.key.clone()], vec![value, self.channel(), message])
             .map(drop)
     }
 
-    /// Publishes `message` (an event: nothing is stored).
-    pub(crate) fn publish(&self, message: String) -> Result<(), ()> {
+    fn publish(&self, change: &Change) -> Backed<()> {
         let (mut con, _, channel) = self.parts();
+        let message = self.message(change);
         self.store.block(async move {
             redis::cmd("PUBLISH")
                 .arg(channel)
@@ -267,74 +299,64 @@ impl Remote {
         })
     }
 
-    /// Stores `value` unless a value is stored already (a cell's or counter's seed).
-    pub(crate) fn seed_value(&self, value: String) -> Result<(), ()> {
+    fn seed_value(&self, value: String) -> Backed<()> {
         self.query::<Option<String>>("SET", vec![value, "NX".into()])
             .map(drop)
     }
 
-    /// Seeds a hash (`hash`) or a stream (`stream`) with `entries` unless this member was
-    /// seeded before.
-    pub(crate) fn seed_entries(&self, what: &'static str, entries: Vec<(String, String)>) -> Result<(), ()> {
+    fn seed_entries(&self, kind: Entries, entries: Vec<(String, String)>) -> Backed<()> {
         let marker = format!("{}:seeded:{}", self.store.prefix(), self.name);
+        let what = match kind {
+            Entries::Hash => "hash",
+            Entries::Stream => "stream",
+        };
         let mut args = vec![what.to_owned()];
         args.extend(entries.into_iter().flat_map(|(field, value)| [field, value]));
         self.script::<i64>(&SEED, vec![marker, self.key.clone()], args)
             .map(drop)
     }
 
-    /// `INCR`: the value after adding one; a key that is gone (a Redis restarted without
-    /// persistence) starts again from `seed`, not from zero.
-    pub(crate) fn incr(&self, seed: u64) -> Result<u64, ()> {
+    /// `INCR`, seeding a key that is gone (a Redis restarted without persistence).
+    fn incr(&self, seed: u64) -> Backed<u64> {
         self.script(&INCR, vec![self.key.clone()], vec![seed.to_string()])
     }
 
-    /// `HGET`.
-    pub(crate) fn hget(&self, field: String) -> Result<Option<String>, ()> {
-        self.query("HGET", vec![field])
+    fn item(&self, id: String) -> Backed<Option<String>> {
+        self.query("HGET", vec![id])
     }
 
-    /// `HEXISTS`.
-    pub(crate) fn hexists(&self, field: String) -> Result<bool, ()> {
-        self.query("HEXISTS", vec![field])
+    fn has_item(&self, id: String) -> Backed<bool> {
+        self.query("HEXISTS", vec![id])
     }
 
-    /// `HKEYS`.
-    pub(crate) fn hkeys(&self) -> Result<Vec<String>, ()> {
+    fn ids(&self) -> Backed<Vec<String>> {
         self.query("HKEYS", vec![])
     }
 
-    /// `HGETALL`.
-    pub(crate) fn hgetall(&self) -> Result<Vec<(String, String)>, ()> {
+    fn items(&self) -> Backed<Vec<(String, String)>> {
         self.query("HGETALL", vec![])
     }
 
-    /// `HLEN`.
-    pub(crate) fn hlen(&self) -> Result<usize, ()> {
+    fn count(&self) -> Backed<usize> {
         self.query("HLEN", vec![])
     }
 
-    /// Sets a field and publishes `message`; answers what it replaced.
-    pub(crate) fn hset(&self, field: String, value: String, message: String) -> Result<Option<String>, ()> {
+    fn upsert(&self, id: String, item: String, change: &Change) -> Backed<Option<String>> {
+        let message = self.message(change);
         self.script(
             &HSET,
             vec![self.key.clone()],
-            vec![field, value, self.channel(), message],
+            vec![id, item, self.channel(), message],
         )
     }
 
-    /// Deletes a field and, if it was there, publishes `message`; answers what it deleted.
-    pub(crate) fn hdel(&self, field: String, message: String) -> Result<Option<String>, ()> {
-        self.script(
-            &HDEL,
-            vec![self.key.clone()],
-            vec![field, self.channel(), message],
-        )
+    fn remove(&self, id: String, change: &Change) -> Backed<Option<String>> {
+        let message = self.message(change);
+        self.script(&HDEL, vec![self.key.clone()], vec![id, self.channel(), message])
     }
 
-    /// Takes this value's lease (the hash field `field`'s, when given) and reads it under the
-    /// lease, waiting while another instance holds it — within [`OP_TIMEOUT`].
-    pub(crate) fn lease(&self, field: Option<&str>) -> Result<Lease, ()> {
+    /// Within [`OP_TIMEOUT`].
+    fn lease(&self, field: Option<&str>) -> Backed<Lease> {
         static TOKENS: AtomicU64 = AtomicU64::new(0);
         let token = format!(
             "{}-{}-{:?}",
@@ -376,66 +398,45 @@ impl Remote {
         })?;
         match got {
             Some((value, turn)) => Ok(Lease {
-                token,
                 value,
-                _turn: turn,
+                hold: Box::new(Hold { token, _turn: turn }),
             }),
-            None => {
-                super::record(format!(
-                    "{} was being updated by other calls (through this instance or another) for over {} ms — this call did not complete; retry it",
-                    self.name,
-                    OP_TIMEOUT.as_millis()
-                ));
-                Err(())
-            }
+            None => Err(Unanswered(format!(
+                "{} was being updated by other calls (through this instance or another) for over {} ms — this call did not complete; retry it",
+                self.name,
+                OP_TIMEOUT.as_millis()
+            ))),
         }
     }
 
-    /// This instance's queue for the value (its hash field `field`, when not empty).
-    fn queue(&self, field: &str) -> Queue {
-        let mut queues = lock(&self.queues);
-        if queues.len() > IDLE_QUEUES && !queues.contains_key(field) {
-            // Nobody holds or waits on a queue only the map references.
-            queues.retain(|_, q| Arc::strong_count(q) > 1);
-        }
-        queues.entry(field.to_owned()).or_default().clone()
-    }
-
-    /// Writes `value` under `lease` and publishes `message`, releasing the lease; fails (writing
-    /// nothing) when the lease ran out first.
-    pub(crate) fn commit(
-        &self,
-        lease: Lease,
-        field: Option<&str>,
-        value: String,
-        message: String,
-    ) -> Result<(), ()> {
+    fn commit(&self, lease: Lease, field: Option<&str>, value: String, change: &Change) -> Backed<()> {
         let keys = vec![self.lease_key(field), self.key.clone()];
+        let hold = Hold::of(lease);
         let args = vec![
-            lease.token,
+            hold.as_ref().map(|h| h.token.clone()).unwrap_or_default(),
             field.unwrap_or_default().to_owned(),
             value,
             self.channel(),
-            message,
+            self.message(change),
         ];
         if self.script::<i64>(&COMMIT, keys, args)? == 1 {
             return Ok(());
         }
-        super::record(format!(
+        Err(Unanswered(format!(
             "the update of {} held its store lease for over {} ms, so it was not applied; retry it",
             self.name,
             LEASE_TTL.as_millis()
-        ));
-        Err(())
+        )))
     }
 
-    /// Gives `lease` back without writing.
-    pub(crate) fn release(&self, lease: Lease, field: Option<&str>) {
-        let _ = self.script::<i64>(&RELEASE, vec![self.lease_key(field)], vec![lease.token]);
+    fn release(&self, lease: Lease, field: Option<&str>) {
+        if let Some(hold) = Hold::of(lease) {
+            let _ = self.script::<i64>(&RELEASE, vec![self.lease_key(field)], vec![hold.token.clone()]);
+        }
     }
 
-    /// Appends `chunk` (kept to the last `keep`) and publishes `Change::Chunk` with its entry id.
-    pub(crate) fn push(&self, keep: usize, chunk: String) -> Result<(), ()> {
+    /// Publishes `Change::Chunk` with its entry id.
+    fn push(&self, keep: usize, chunk: String) -> Backed<()> {
         let keep = match keep {
             usize::MAX => String::new(),
             n => n.to_string(),
@@ -450,22 +451,50 @@ impl Remote {
             .map(drop)
     }
 
-    /// The stream's chunks up to and including `end` (all of them when `None`), oldest first.
-    pub(crate) fn range(&self, end: Option<EntryId>) -> Result<Vec<String>, ()> {
+    fn chunks(&self) -> Backed<Vec<String>> {
+        self.range(None)
+    }
+
+    fn open(&self, subscribe: &mut dyn FnMut()) -> Backed<Vec<String>> {
+        let mark = {
+            let mark = self.mark();
+            subscribe();
+            *mark
+        };
+        self.range(Some(mark))
+    }
+
+    /// What is stored now is the snapshot; what comes after arrives on the feed.
+    fn mark_last(&self) -> Backed<()> {
         let (mut con, key, _) = self.parts();
-        let end = end.map_or_else(|| "+".to_owned(), |(ms, seq)| format!("{ms}-{seq}"));
-        let entries: Vec<(String, Vec<String>)> = self.store.block(async move {
-            redis::cmd("XRANGE")
-                .arg(key)
-                .arg("-")
-                .arg(end)
-                .query_async(&mut con)
-                .await
-        })?;
-        Ok(entries
-            .into_iter()
-            .filter_map(|(_, mut fields)| fields.pop())
-            .collect())
+        let last = self
+            .store
+            .block(async move { last_entry(&mut con, &key).await })?;
+        *self.mark() = last;
+        Ok(())
+    }
+
+    fn heard_chunk(&self, entry: Option<&str>, deliver: &mut dyn FnMut()) {
+        let mut mark = self.mark();
+        if let Some(id) = entry.filter(|e| !e.is_empty()).map(entry_id) {
+            // Already in the snapshot of whoever opened the stream since.
+            if id <= *mark {
+                return;
+            }
+            *mark = id;
+        }
+        deliver();
+    }
+
+    fn heard_lag(&self, entry: Option<&str>) {
+        if let Some(id) = entry.filter(|e| !e.is_empty()).map(entry_id) {
+            *self.mark() = id;
+        }
+        self.announce_lag();
+    }
+
+    fn lagged(&self) -> broadcast::Receiver<u64> {
+        self.lagged.subscribe()
     }
 }
 
@@ -483,17 +512,4 @@ pub(crate) async fn last_entry(
         .query_async(con)
         .await?;
     Ok(last.first().map_or((0, 0), |(id, _)| entry_id(id)))
-}
-
-impl Remote {
-    /// Sets a stream's delivery mark to its last stored entry: what is stored now is the
-    /// snapshot; what comes after arrives on the feed.
-    pub(crate) fn mark_last(&self) -> Result<(), ()> {
-        let (mut con, key, _) = self.parts();
-        let last = self
-            .store
-            .block(async move { last_entry(&mut con, &key).await })?;
-        *self.mark() = last;
-        Ok(())
-    }
 }

@@ -24,20 +24,18 @@
 //! Only legacy sessions are made resumable. rmcp persists a 2026-07-28 (stateless) response
 //! stream in a task that outlives the client's connection and never cancels the request it
 //! serves (`tower.rs`, `persisted_stateless_stream`), so a `subscriptions/listen` whose client
-//! went away would run until the server closes: unbounded. [`SharedSessions`] therefore tells
-//! rmcp there is no stateless event store, which keeps a listen ending with its connection.
+//! went away would run until the server closes: unbounded. The shared session manager therefore
+//! tells rmcp there is no stateless event store, which keeps a listen ending with its connection.
 
 use super::{Inner, OP_TIMEOUT};
+use crate::mcp::http_sessions::SessionSharing;
 use crate::sync::lock;
-use futures::{Stream, StreamExt};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::streamable_http_server::RestoreOutcome;
-use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, LocalSessionManagerError,
-};
+use futures::StreamExt;
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{
-    EventId, EventStore, EventStoreError, EventStream, ServerSseMessage, SessionId, SessionManager,
-    SessionState, SessionStore, SessionStoreError,
+    EventId, EventStore, EventStoreError, EventStream, ServerSseMessage, SessionId, SessionState,
+    SessionStore, SessionStoreError,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -451,45 +449,60 @@ impl SessionStore for RedisSessions {
     }
 }
 
-/// rmcp's local session manager with its events in Redis, restoring sessions from Redis, and
-/// keeping each used session's stored state alive.
+/// Legacy sessions shared through Redis: the local session manager gets its events in Redis,
+/// sessions are restored from Redis, and each used session's stored state is kept alive.
 pub(crate) struct SharedSessions {
-    local: Arc<LocalSessionManager>,
+    store: Arc<Inner>,
     sessions: Arc<RedisSessions>,
     /// When this instance last pushed each live session's expiry back: at most once a minute
     /// per session. Entries leave with their sessions.
     touched: Mutex<HashMap<SessionId, Instant>>,
 }
 
+impl std::fmt::Debug for SharedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSessions")
+            .field("prefix", &self.store.prefix())
+            .finish()
+    }
+}
+
 /// How often a used session's stored expiry is pushed back.
 const TOUCH_EVERY: Duration = Duration::from_secs(60);
 
-impl SharedSessions {
-    /// `local` gets the Redis event store; the answer is the manager to serve with, the session
-    /// store to hand rmcp's config, and `local` (for counting sessions).
-    pub(crate) fn new(
-        store: &super::RedisStore,
-        local: LocalSessionManager,
-    ) -> (
-        Arc<SharedSessions>,
-        Arc<dyn SessionStore>,
-        Arc<LocalSessionManager>,
-    ) {
-        let events = RedisEvents {
+impl crate::mcp::HttpOptions {
+    /// Keeps legacy-era sessions and their standalone streams' SSE events in `store` (feature
+    /// `redis`), so a client can resume on any instance serving the same surface: its
+    /// `Mcp-Session-Id` is known to every instance, and a `GET` with `Last-Event-ID` replays
+    /// the notifications it missed, whichever instance sent them (each one Redis write). A
+    /// `POST`'s response stream resumes on the instance that served it, as without a store.
+    /// Bounds: [`SSE_HISTORY`] events per stream, kept [`SSE_TTL`] after the last, a session's
+    /// state kept [`SESSION_TTL`] after its last use, and a restored session counts against
+    /// [`max_sessions`](Self::max_sessions).
+    pub fn store(mut self, store: &super::RedisStore) -> Self {
+        self.sharing = Some(Arc::new(SharedSessions {
             store: store.inner.clone(),
+            sessions: Arc::new(RedisSessions {
+                store: store.inner.clone(),
+            }),
+            touched: Mutex::new(HashMap::new()),
+        }));
+        self
+    }
+}
+
+impl SessionSharing for SharedSessions {
+    /// `local` gets the Redis event store; sessions are restored from Redis.
+    fn share(&self, local: LocalSessionManager) -> (Arc<LocalSessionManager>, Arc<dyn SessionStore>) {
+        let events = RedisEvents {
+            store: self.store.clone(),
             unsaved: AtomicU64::new(0),
             local: Mutex::new(LocalEvents::default()),
         };
-        let local = Arc::new(local.with_event_store(Arc::new(events)));
-        let sessions = Arc::new(RedisSessions {
-            store: store.inner.clone(),
-        });
-        let shared = Arc::new(SharedSessions {
-            local: local.clone(),
-            sessions: sessions.clone(),
-            touched: Mutex::new(HashMap::new()),
-        });
-        (shared, sessions, local)
+        (
+            Arc::new(local.with_event_store(Arc::new(events))),
+            self.sessions.clone(),
+        )
     }
 
     fn touch(&self, id: &SessionId) {
@@ -508,80 +521,21 @@ impl SharedSessions {
             self.sessions.touch(id);
         }
     }
-}
 
-impl SessionManager for SharedSessions {
-    type Error = LocalSessionManagerError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
-
-    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.local.create_session().await
-    }
-
-    async fn initialize_session(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.local.initialize_session(id, message).await
-    }
-
-    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.local.has_session(id).await
-    }
-
-    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+    fn closed(&self, id: &SessionId) {
         lock(&self.touched).remove(id);
-        self.local.close_session(id).await
-    }
-
-    async fn create_stream(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
-        self.local.create_stream(id, message).await
-    }
-
-    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
-        self.touch(id);
-        self.local.accept_message(id, message).await
-    }
-
-    async fn create_standalone_stream(
-        &self,
-        id: &SessionId,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
-        self.local.create_standalone_stream(id).await
     }
 
     /// Replays from Redis. rmcp primes a session's standalone stream with the id `0`, before
     /// any stored event: that resumes from the start of the session's common stream. An id of
     /// another session's common stream replays nothing.
-    async fn resume(
-        &self,
-        id: &SessionId,
-        last_event_id: String,
-    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
+    fn resume_from(&self, id: &SessionId, last_event_id: String) -> String {
         let common = common_stream(id);
-        let last_event_id = match place(&last_event_id) {
+        match place(&last_event_id) {
             None if last_event_id == "0" => format!("{common}{SEP}0-0"),
             Some(Place::Stored(stream, _)) if stream != common => format!("{common}{SEP}unsaved-0"),
             _ => last_event_id,
-        };
-        self.local.resume(id, last_event_id).await
-    }
-
-    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.local.restore_session(id).await
-    }
-
-    /// None: see the module's note on 2026-07-28 streams.
-    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
-        None
+        }
     }
 }
 

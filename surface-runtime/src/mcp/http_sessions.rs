@@ -1,0 +1,138 @@
+//! The HTTP face's legacy sessions: rmcp's local session manager, shared across instances when
+//! a backend offers to (the seam [`SessionSharing`], which the Redis store implements).
+//!
+//! Unshared, every call goes straight to the local manager. Shared, the backend holds the
+//! sessions' state and their standalone streams' events, so another instance can restore a
+//! session and a client can resume its stream there; this module only tells the backend when a
+//! session is used or closed and where a resumption starts.
+
+use futures::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::RestoreOutcome;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, ServerSseMessage, SessionId, SessionManager, SessionStore,
+};
+use std::sync::Arc;
+
+/// Where legacy sessions and their events live when several instances serve one surface.
+///
+/// Hidden: the seam a backend implements (`HttpOptions::store`, feature `redis`).
+#[doc(hidden)]
+pub trait SessionSharing: Send + Sync + std::fmt::Debug {
+    /// `local` with its events where every instance finds them, and the store rmcp restores
+    /// sessions from.
+    fn share(&self, local: LocalSessionManager) -> (Arc<LocalSessionManager>, Arc<dyn SessionStore>);
+    /// The session `id` was used here.
+    fn touch(&self, id: &SessionId);
+    /// The session `id` closed here.
+    fn closed(&self, id: &SessionId);
+    /// The event id a resumption of `id` from `last_event_id` starts after.
+    fn resume_from(&self, id: &SessionId, last_event_id: String) -> String;
+}
+
+/// The session manager the endpoint serves with: the local one, shared when a backend says so.
+pub(crate) struct Sessions {
+    local: Arc<LocalSessionManager>,
+    shared: Option<Arc<dyn SessionSharing>>,
+}
+
+impl Sessions {
+    pub(crate) fn local(local: Arc<LocalSessionManager>) -> Self {
+        Sessions { local, shared: None }
+    }
+
+    pub(crate) fn shared(local: Arc<LocalSessionManager>, sharing: Arc<dyn SessionSharing>) -> Self {
+        Sessions {
+            local,
+            shared: Some(sharing),
+        }
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Some(shared) = &self.shared {
+            shared.touch(id);
+        }
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.local.create_session().await
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.local.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.local.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        if let Some(shared) = &self.shared {
+            shared.closed(id);
+        }
+        self.local.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
+        self.local.create_stream(id, message).await
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.touch(id);
+        self.local.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id);
+        self.local.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let last_event_id = match &self.shared {
+            Some(shared) => {
+                shared.touch(id);
+                shared.resume_from(id, last_event_id)
+            }
+            None => last_event_id,
+        };
+        self.local.resume(id, last_event_id).await
+    }
+
+    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        self.local.restore_session(id).await
+    }
+
+    /// Shared: none — rmcp persists a stateless response stream through this store in a task
+    /// that outlives the client's connection, so a `subscriptions/listen` would never end; local:
+    /// the local manager's.
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        match self.shared {
+            Some(_) => None,
+            None => self.local.event_store(),
+        }
+    }
+}
