@@ -34,7 +34,7 @@ use std::sync::Arc;
 use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
 use surface::prompt::PromptAnswer;
 use surface::view::{Csp, View};
-use surface::{CancellationToken, Expose, ToolFailure, expose, surface, tool};
+use surface::{CancellationToken, Expose, ToolFailure, expose, scopes, surface, tool};
 
 /// The machine's load.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -397,15 +397,22 @@ pub fn core() -> Member {
         .prompt(TriagePrompt)
 }
 
+// Who may do what: reading needs `ops.read`; changing the process table `ops.admin`, which
+// implies `ops.read`.
+scopes!(Ops {
+    read = "ops.read",
+    admin = "ops.admin": read,
+});
+
 /// What agents may touch: everything but `proc.configure`.
 pub const EXPOSE: Expose<Ops> = expose!(Ops {
-    load: resource,
-    processes: resource,
-    log: resource,
-    autosave: resource,
-    "proc.spawn": tool,
-    "proc.kill": tool(mutates),
-    "load.sample": tool(read_only),
+    load: resource(scope = read),
+    processes: resource(scope = read),
+    log: resource(scope = read),
+    autosave: resource(scope = read),
+    "proc.spawn": tool(scope = admin),
+    "proc.kill": tool(mutates, scope = admin),
+    "load.sample": tool(read_only, scope = read),
 });
 
 /// The instructions every host reads before it calls anything.

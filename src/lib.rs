@@ -68,5 +68,5 @@
 
 pub mod guide;
 
-pub use surface_macros::{Elicit, bundle, expose, prompt, surface, tool};
+pub use surface_macros::{Elicit, bundle, expose, prompt, scopes, surface, tool};
 pub use surface_runtime::*;

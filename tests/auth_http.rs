@@ -908,3 +908,91 @@ async fn ops_takes_the_issuer_and_the_audience_together() {
     assert_eq!(document["authorization_servers"], json!(["http://localhost:1"]));
     assert_eq!(document["resource"], json!(audience));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scopes: what a caller sees and may call.
+
+/// The tool names `token` lists, in a legacy session.
+async fn tool_names(addr: SocketAddr, token: &str) -> Vec<String> {
+    let listed = use_token(addr, token).await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    listed.message()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_sees_what_its_scopes_reach_and_steps_up_for_the_rest() {
+    let Some((mut issuer, _server, audience, addr)) = issuer_and_ops().await else {
+        return;
+    };
+    let reader = issuer.token(&audience, json!({"scope": "ops.read"})).await;
+    let admin = issuer.token(&audience, json!({"scope": "ops.admin"})).await;
+    let nobody = issuer.token(&audience, json!({"scope": "other"})).await;
+
+    let read_tools = tool_names(addr, &reader).await;
+    assert!(read_tools.contains(&"load_sample".to_owned()), "{read_tools:?}");
+    assert!(!read_tools.contains(&"proc_kill".to_owned()), "{read_tools:?}");
+    assert!(!read_tools.contains(&"proc_spawn".to_owned()), "{read_tools:?}");
+    // `ops.admin` implies `ops.read`: everything.
+    let admin_tools = tool_names(addr, &admin).await;
+    for name in ["load_sample", "proc_kill", "proc_spawn", "count"] {
+        assert!(admin_tools.contains(&name.to_owned()), "{name}: {admin_tools:?}");
+    }
+    // Neither: only what needs no scope.
+    let other_tools = tool_names(addr, &nobody).await;
+    assert!(
+        !other_tools.contains(&"load_sample".to_owned()),
+        "{other_tools:?}"
+    );
+    assert!(other_tools.contains(&"count".to_owned()), "{other_tools:?}");
+
+    // The step-up round, in both eras: ops.read gets 403 insufficient_scope on proc_kill, and
+    // ops.admin succeeds.
+    let kill = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "proc_kill", "arguments": {"pid": 424242}}});
+    let mut modern_kill = kill.clone();
+    modern_kill["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "auth", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let routing = [("Mcp-Method", "tools/call"), ("Mcp-Name", "proc_kill")];
+    for (token, status) in [(&reader, 403), (&admin, 200)] {
+        let bearer = format!("Bearer {token}");
+        let modern = post_modern(addr, &bearer, &routing, &modern_kill).await;
+        let opened = initialize(addr, Some(token)).await;
+        let session = opened.header("mcp-session-id").unwrap().to_owned();
+        let legacy = http(
+            addr,
+            "POST",
+            &[
+                JSON,
+                ACCEPT,
+                ("Authorization", &bearer),
+                ("Mcp-Session-Id", &session),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            &kill.to_string(),
+        )
+        .await;
+        for answer in [&modern, &legacy] {
+            assert_eq!(answer.status, status, "{answer:?}");
+            if status == 403 {
+                let challenge = answer.header("www-authenticate").unwrap();
+                assert!(
+                    challenge.starts_with(
+                        "Bearer error=\"insufficient_scope\", scope=\"ops.admin\", resource_metadata=\""
+                    ),
+                    "{challenge}"
+                );
+            } else {
+                // The tool ran (and refused: no such pid), which is a result, not a rejection.
+                assert_eq!(answer.message()["result"]["isError"], true, "{answer:?}");
+            }
+        }
+    }
+}

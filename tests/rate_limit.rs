@@ -81,7 +81,8 @@ async fn serve_with_principals(per_minute: u32) -> SocketAddr {
         if let Some(user) = user {
             request
                 .extensions_mut()
-                .insert(surface::Principal::new("https://test.invalid", user));
+                // ops declares its scopes: `load_sample` needs ops.read.
+                .insert(surface::Principal::new("https://test.invalid", user).with_scopes(["ops.read"]));
         }
         request
     });

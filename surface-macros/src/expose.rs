@@ -22,7 +22,6 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
 use syn::{Ident, LitStr, Path, Token, braced, parenthesized};
 
 const EXPOSURES: &[&str] = &["resource", "tool"];
@@ -40,6 +39,8 @@ struct Entry {
     key_span: Span,
     word: Ident,
     tool_word: Option<Ident>,
+    /// `scope = name`: the declared scope a caller needs.
+    scope: Option<Ident>,
 }
 
 impl Entry {
@@ -155,37 +156,53 @@ impl Parse for Entry {
                 "expected `resource`, `tool`, `tool(mutates)` or `tool(read_only)`",
             )
         })?;
-        let tool_word = if input.peek(syn::token::Paren) {
+        let (mut tool_word, mut scope) = (None, None);
+        if input.peek(syn::token::Paren) {
             let inner;
             let parens = parenthesized!(inner in input);
-            let words = Punctuated::<Ident, Token![,]>::parse_terminated_with(&inner, Ident::parse_any)?;
             let inside = if word == "resource" {
                 "`mirror`"
             } else {
                 "`mutates` or `read_only`"
             };
-            let mut words = words.into_iter();
-            let Some(first) = words.next() else {
+            if inner.is_empty() {
                 return Err(syn::Error::new(
                     parens.span.join(),
                     format!("empty parentheses: write {inside} in them, or `{word}` alone"),
                 ));
-            };
-            if let Some(second) = words.next() {
-                return Err(syn::Error::new(
-                    second.span(),
-                    format!("`{word}(…)` takes one of {inside}: remove `{second}`"),
-                ));
             }
-            Some(first)
-        } else {
-            None
-        };
+            while !inner.is_empty() {
+                let item: Ident = inner.call(Ident::parse_any)?;
+                if item == "scope" && inner.peek(Token![=]) {
+                    inner.parse::<Token![=]>()?;
+                    let name: Ident = inner.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "`scope =` names a scope declared with `scopes!`: write `scope = read`",
+                        )
+                    })?;
+                    if scope.replace(name).is_some() {
+                        return Err(syn::Error::new(item.span(), "one `scope =` per entry"));
+                    }
+                } else if tool_word.is_some() {
+                    return Err(syn::Error::new(
+                        item.span(),
+                        format!("`{word}(…)` takes one of {inside}: remove `{item}`"),
+                    ));
+                } else {
+                    tool_word = Some(item);
+                }
+                if !inner.is_empty() {
+                    inner.parse::<Token![,]>()?;
+                }
+            }
+        }
         Ok(Entry {
             key,
             key_span,
             word,
             tool_word,
+            scope,
         })
     }
 }
@@ -218,7 +235,15 @@ pub fn expand(input: ExposeInput) -> TokenStream {
         let Some(exposure) = exposure(entry, &mut errors) else {
             continue;
         };
-        entries.push(quote!(::surface::ExposeEntry { key: #key, exposure: #exposure }));
+        let scope = match &entry.scope {
+            Some(name) => {
+                let name_str = name.to_string();
+                checks.push(scope_check(name));
+                quote!(::core::option::Option::Some(::surface::__private::keys::scope_wire(SCOPES, #name_str)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        entries.push(quote!(::surface::ExposeEntry { key: #key, exposure: #exposure, scope: #scope }));
         if entry.is_unquoted_tool() {
             checks.push(unquoted_tool_checks(entry));
         } else {
@@ -231,6 +256,19 @@ pub fn expand(input: ExposeInput) -> TokenStream {
     }
     // `resource(mirror)`: those members are also served as read-only tools.
     let mirrors = (!mirrored.is_empty()).then(|| quote!(.__mirrored(&[#(#mirrored),*])));
+    // Scopes named: the surface's declaration, looked up once.
+    let scoped = input.entries.iter().any(|e| e.scope.is_some());
+    let (scopes_const, scopes_call) = if scoped {
+        (
+            quote! {
+                const SCOPES: &[::surface::Scope] = <#alias as ::surface::__private::keys::SurfaceScopes>::SCOPES;
+                const SCOPE_NAMES: &[&str] = <#alias as ::surface::__private::keys::SurfaceScopes>::NAMES;
+            },
+            quote!(.__scopes(SCOPES)),
+        )
+    } else {
+        (quote!(), quote!())
+    };
     let compile_errors = errors.to_compile_errors();
     // Only what the keys need (a map of members alone does not ask for the impl block), as
     // one constant, so a type that is not a surface is one error.
@@ -259,8 +297,7 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             const FIELDS: &[(&str, bool)] = KEYS.2;
         }
     };
-    let map =
-        quote_spanned!(span=> ::surface::Expose::<#of::Surface>::__from_checked_entries(ENTRIES)#mirrors);
+    let map = quote_spanned!(span=> ::surface::Expose::<#of::Surface>::__from_checked_entries(ENTRIES)#mirrors #scopes_call);
     quote! {
         {
             #compile_errors
@@ -268,6 +305,7 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             #keys
             const NAME: &str = KEYS.0;
             const MEMBERS: &[::surface::MemberSpec] = KEYS.1;
+            #scopes_const
             #(#checks)*
             const ENTRIES: &[::surface::ExposeEntry] = &[#(#entries),*];
             #map
@@ -337,6 +375,18 @@ fn unquoted_tool_checks(entry: &Entry) -> TokenStream {
         };
     };
     quote!(#at_key #at_word)
+}
+
+/// The lookup of one `scope = name` in the surface's declared scopes, spanned at the name.
+fn scope_check(name: &Ident) -> TokenStream {
+    let name_str = name.to_string();
+    quote_spanned! {name.span()=>
+        const _: () = if let ::core::option::Option::Some(why) =
+            ::surface::__private::keys::scope_problem(NAME, SCOPE_NAMES, #name_str)
+        {
+            ::core::panic!("{}", why.as_str())
+        };
+    }
 }
 
 /// The lookup of one key in the surface's declarations, spanned at the key (see the module).

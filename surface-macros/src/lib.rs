@@ -15,6 +15,7 @@ mod errors;
 mod expose;
 mod names;
 mod prompt;
+mod scopes;
 mod surface_impl;
 mod surface_struct;
 mod tokens;
@@ -134,6 +135,18 @@ pub fn bundle(input: TokenStream) -> TokenStream {
 }
 
 /// Builds the expose map of one surface, checked against its spec at compile time.
+/// The scopes of one surface, declared once with their hierarchy:
+/// `scopes!(Ops { read = "ops.read", admin = "ops.admin": read })`. `expose!` then names them
+/// (`"proc.kill": tool(mutates, scope = admin)`); a broader scope satisfies the narrower ones it
+/// implies.
+#[proc_macro]
+pub fn scopes(input: TokenStream) -> TokenStream {
+    match syn::parse::<scopes::ScopesInput>(input) {
+        Ok(i) => scopes::expand(i).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
 #[proc_macro]
 pub fn expose(input: TokenStream) -> TokenStream {
     match syn::parse::<expose::ExposeInput>(input) {

@@ -26,6 +26,9 @@ pub struct ExposeEntry {
     pub key: &'static str,
     /// How it is exposed.
     pub exposure: Exposure,
+    /// The wire string of the scope a caller needs to reach it (`expose!`'s `scope = …`);
+    /// `None`: every caller that reaches the face.
+    pub scope: Option<&'static str>,
 }
 
 /// The expose map of surface `S`: only what it names reaches an agent.
@@ -41,6 +44,7 @@ pub struct ExposeEntry {
 pub struct Expose<S> {
     entries: &'static [ExposeEntry],
     mirrored: &'static [&'static str],
+    scopes: &'static [crate::Scope],
     surface: PhantomData<fn() -> S>,
 }
 
@@ -50,6 +54,7 @@ impl<S> Expose<S> {
         Expose {
             entries: &[],
             mirrored: &[],
+            scopes: &[],
             surface: PhantomData,
         }
     }
@@ -60,6 +65,7 @@ impl<S> Expose<S> {
         Expose {
             entries,
             mirrored: &[],
+            scopes: &[],
             surface: PhantomData,
         }
     }
@@ -70,8 +76,25 @@ impl<S> Expose<S> {
         Expose {
             entries: self.entries,
             mirrored,
+            scopes: self.scopes,
             surface: PhantomData,
         }
+    }
+
+    /// Used by `expose!` when an entry names a scope: the surface's declared scopes.
+    #[doc(hidden)]
+    pub const fn __scopes(self, scopes: &'static [crate::Scope]) -> Self {
+        Expose {
+            entries: self.entries,
+            mirrored: self.mirrored,
+            scopes,
+            surface: PhantomData,
+        }
+    }
+
+    /// The scopes the surface declares (`scopes!`), when the map names any.
+    pub const fn scopes(&self) -> &'static [crate::Scope] {
+        self.scopes
     }
 
     /// The members written `resource(mirror)`: each is also served as read-only tools
@@ -101,6 +124,7 @@ impl<S> Expose<S> {
         ErasedExpose {
             entries: self.entries,
             mirrored: self.mirrored,
+            scopes: self.scopes,
         }
     }
 }
@@ -117,6 +141,7 @@ impl<S> fmt::Debug for Expose<S> {
         f.debug_struct("Expose")
             .field("entries", &self.entries)
             .field("mirrored", &self.mirrored)
+            .field("scopes", &self.scopes)
             .finish()
     }
 }
@@ -126,6 +151,7 @@ impl<S> fmt::Debug for Expose<S> {
 pub struct ErasedExpose {
     entries: &'static [ExposeEntry],
     mirrored: &'static [&'static str],
+    scopes: &'static [crate::Scope],
 }
 
 impl ErasedExpose {
@@ -137,6 +163,17 @@ impl ErasedExpose {
     /// The members written `resource(mirror)` (see [`Expose::mirrored`]).
     pub const fn mirrored(&self) -> &'static [&'static str] {
         self.mirrored
+    }
+
+    /// The scopes the surface declares (see [`Expose::scopes`]).
+    pub const fn scopes(&self) -> &'static [crate::Scope] {
+        self.scopes
+    }
+
+    /// The declared scope `key`'s exposure needs, if it names one.
+    pub fn scope_of(&self, key: &str) -> Option<&'static crate::Scope> {
+        let wire = self.entries.iter().find(|e| e.key == key)?.scope?;
+        crate::scopes::by_wire(self.scopes, wire)
     }
 
     /// Whether member `key` is also served as read-only tools.

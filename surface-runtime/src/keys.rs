@@ -168,19 +168,36 @@ pub const fn mirror_problem(members: &[MemberSpec], key: &str) -> Option<Sentenc
 /// assert_eq!(why.as_str(), "`Ops` has no procedure \"porc.kill\": did you mean \"proc.kill\"?");
 /// ```
 pub const fn procedure_problem(surface: &str, declared: &[&str], key: &str) -> Option<Sentence> {
-    if contains(declared, key) || contains(declared, "") {
+    if contains(declared, "") {
+        return None;
+    }
+    undeclared(surface, "` has no procedure ", "procedures", declared, key, "\"")
+}
+
+/// "`<surface><has> <q>key<q>: did you mean …?" (or the whole list), when `key` is not one of
+/// `declared` (`what`, plural, names them).
+const fn undeclared(
+    surface: &str,
+    has: &str,
+    what: &str,
+    declared: &[&str],
+    key: &str,
+    q: &str,
+) -> Option<Sentence> {
+    if contains(declared, key) {
         return None;
     }
     let head = Sentence::new()
         .push("`")
         .push(surface)
-        .push("` has no procedure \"")
+        .push(has)
+        .push(q)
         .push(key)
-        .push("\"");
+        .push(q);
     Some(match closest(key, declared) {
-        Some(near) => head.push(": did you mean \"").push(near).push("\"?"),
-        None if declared.is_empty() => head.push(": it declares no procedures"),
-        None => list(head.push(": its procedures are "), declared, "\""),
+        Some(near) => head.push(": did you mean ").push(q).push(near).push(q).push("?"),
+        None if declared.is_empty() => head.push(": it declares no ").push(what),
+        None => list(head.push(": its ").push(what).push(" are "), declared, q),
     })
 }
 
@@ -286,6 +303,18 @@ const fn names_procedure(name: &str, written: &str) -> bool {
         i += 1;
     }
     true
+}
+
+/// Why `name` names no scope `surface` declares, if it does not.
+///
+/// ```
+/// # use surface_runtime::__private::keys::scope_problem;
+/// assert!(scope_problem("Ops", &["read", "admin"], "read").is_none());
+/// let why = scope_problem("Ops", &["read", "admin"], "reed").unwrap();
+/// assert_eq!(why.as_str(), "`Ops` declares no scope `reed`: did you mean `read`?");
+/// ```
+pub const fn scope_problem(surface: &str, declared: &[&str], name: &str) -> Option<Sentence> {
+    undeclared(surface, "` declares no scope ", "scopes", declared, name, "`")
 }
 
 /// `` `a`, `b` or `c` `` (as many as fit).

@@ -29,6 +29,7 @@ pub mod prompt;
 pub mod resource;
 pub mod rules;
 pub mod schema;
+mod scopes;
 mod spec;
 #[cfg(all(unix, any(feature = "mcp", feature = "cli")))]
 mod stdout;
@@ -50,7 +51,7 @@ pub mod __private;
 /// What `expose!` looks keys up in (hidden: named here so compiler messages name it without a
 /// path).
 #[doc(hidden)]
-pub use __private::keys::{SurfaceKeys, SurfaceMemberKeys};
+pub use __private::keys::{SurfaceKeys, SurfaceMemberKeys, SurfaceScopes};
 /// The rules generated checks name (hidden: named here so compiler messages name them without
 /// a path).
 #[doc(hidden)]
@@ -82,6 +83,7 @@ pub use project::ReadOnly;
 /// own dependency on it). Public, so that a compiler message about a missing `JsonSchema` names
 /// the trait plainly rather than through a hidden path.
 pub use schemars;
+pub use scopes::Scope;
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
 pub use surface::{DirectDispatch, Procedures, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
 pub use tool::{

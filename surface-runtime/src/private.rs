@@ -21,7 +21,7 @@ use serde_json::Value;
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
     pub use crate::keys::{
-        Sentence, member_as_tool_problem, member_problem, mirror_problem, procedure_problem,
+        Sentence, member_as_tool_problem, member_problem, mirror_problem, procedure_problem, scope_problem,
         unquoted_tool_problem,
     };
     use crate::{MemberSpec, SurfaceMembers};
@@ -67,6 +67,32 @@ pub mod keys {
         /// The surface itself (the type of its expose map).
         type Surface;
     }
+
+    /// The scopes a surface declares (`scopes!` writes the one impl), which `expose!` names.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` declares no scopes",
+        label = "`expose!` names a scope of `{Self}`",
+        note = "declare them once with `scopes!({Self} {{ read = \"ops.read\", admin = \"ops.admin\": read }})`"
+    )]
+    pub trait SurfaceScopes {
+        /// The declared scopes, in the order written.
+        const SCOPES: &'static [crate::Scope];
+        /// Their names, for the lookup's suggestions.
+        const NAMES: &'static [&'static str];
+    }
+
+    /// The wire string of the scope named `name` (`expose!` checks the name first).
+    pub const fn scope_wire(scopes: &'static [crate::Scope], name: &str) -> &'static str {
+        let mut i = 0;
+        while i < scopes.len() {
+            if crate::rules::str_eq(scopes[i].name, name) {
+                return scopes[i].wire;
+            }
+            i += 1;
+        }
+        ""
+    }
+
     // Not offered as the impl to meet: the trait's own message says to add `#[surface]`.
     #[diagnostic::do_not_recommend]
     impl<S: SurfaceMembers> SurfaceMemberKeys for S {

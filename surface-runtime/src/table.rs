@@ -151,6 +151,9 @@ pub(crate) struct ToolEntry {
     /// Whether its calls may run as MCP tasks (only the MCP face has tasks).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub task: crate::tool::TaskSupport,
+    /// The declared scope a caller needs to see and call it (`expose!`'s `scope = …`).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub scope: Option<&'static crate::Scope>,
 }
 
 /// What produced a tool, owned (a row outlives the roster it was built from).
@@ -240,6 +243,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 view: None,
                 mutates,
                 task: crate::tool::TaskSupport::Never,
+                scope: member.expose.scope_of(entry.key),
             },
         });
     }
@@ -266,6 +270,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 view: d.view,
                 mutates: d.mutates,
                 task: d.task,
+                scope: None,
             },
         });
     }
@@ -319,6 +324,7 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                     view: None,
                     mutates: false,
                     task: crate::tool::TaskSupport::Never,
+                    scope: None,
                 },
             }
         })
@@ -401,6 +407,7 @@ pub(crate) fn tool_table(
                 view: d.view,
                 mutates: d.mutates,
                 task: d.task,
+                scope: None,
             },
         });
     }

@@ -64,7 +64,19 @@ impl ServerHandler for Handler {
             true => &generation.tool_list,
             false => &generation.plain_tool_list,
         };
-        Ok(ListToolsResult::with_all_items(tools.to_vec()))
+        // Exactly what the caller's scopes reach.
+        let tools = match super::context::principal(&context) {
+            None => tools.to_vec(),
+            Some(principal) => tools
+                .iter()
+                .filter(|t| {
+                    let scope = generation.tools.get(t.name.as_ref()).and_then(|e| e.scope);
+                    crate::scopes::reaches(scope, Some(&principal))
+                })
+                .cloned()
+                .collect(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn list_resources(

@@ -925,6 +925,18 @@ impl Gate {
         let (mut parts, problem, initializes) = if says_json {
             match super::http_direct::parse(&body) {
                 Ok(message) => {
+                    // A call outside the caller's scopes: the step-up challenge (403).
+                    #[cfg(feature = "auth")]
+                    if let (Some(guard), Some(principal)) =
+                        (&self.guard, parts.extensions.get::<crate::Principal>())
+                        && let Some(needed) = super::http_auth::Guard::missing_scope(
+                            &self.direct.shared().current(),
+                            &message,
+                            principal,
+                        )
+                    {
+                        return guard.forbidden(needed);
+                    }
                     if matches!(&message, rmcp::model::ClientJsonRpcMessage::Request(r)
                         if matches!(r.request, rmcp::model::ClientRequest::SubscriptionsListenRequest(_)))
                     {

@@ -171,6 +171,12 @@ impl Direct {
         }
     }
 
+    /// The served state this path answers from.
+    #[cfg(feature = "auth")]
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// Records the session rmcp just opened for the `initialize` that carried `claim`.
     pub(crate) fn opened(&self, id: &str, claim: &Claim) {
         let (Some(_), Some(state)) = (&self.manager, claim.0.get().cloned()) else {

@@ -105,7 +105,12 @@ impl Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         let generation = self.shared.current();
         let name = request.name.as_ref();
-        let Some(entry) = generation.tools.get(name) else {
+        // A tool outside the caller's scopes does not exist for it (HTTP answers 403 before).
+        let entry = generation.tools.get(name).filter(|e| {
+            e.scope.is_none()
+                || crate::scopes::reaches(e.scope, super::context::principal(&context).as_deref())
+        });
+        let Some(entry) = entry else {
             return match self.shared.tombstone("tool", name, &generation) {
                 Some(message) => Ok(results::failure(Failure::new(FailureKind::Unknown, message)).into()),
                 None => Err(ErrorData::invalid_params(
