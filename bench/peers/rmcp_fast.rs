@@ -1,20 +1,15 @@
 //! Not a baseline: the tuned rmcp server (router built once) on surface's own stdio transport
-//! (`surface-runtime/src/mcp/transport.rs`: method-first parsing, batched writes, bounded in
-//! flight), on a current-thread runtime (`--multi-thread`: the default multi-thread one). It
-//! measures what that transport buys rmcp alone.
+//! (the one `serve_stdio` uses, `surface::mcp::__transport`: method-first parsing, batched
+//! writes, bounded in flight), on a current-thread runtime (`--multi-thread`: the default
+//! multi-thread one). It measures what that transport buys rmcp alone.
 
-// The transport serve_stdio uses, included as is (no copy to drift from it), with the writer
-// loop it shares with the wire face.
-#[path = "../../surface-runtime/src/batch.rs"]
-mod batch;
-#[path = "../../surface-runtime/src/mcp/transport.rs"]
-mod fast_transport;
 #[path = "rmcp_ops.rs"]
 mod rmcp_ops;
 #[path = "table.rs"]
 mod table;
 
 use rmcp::ServiceExt;
+use surface::mcp::__transport::{FastTransport, Limits};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rt = if std::env::args().any(|a| a == "--multi-thread") {
@@ -35,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         set_nonblocking(&output)?;
         let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(input)?;
         let writer = tokio::net::unix::pipe::Sender::from_owned_fd(output)?;
-        let transport = fast_transport::FastTransport::new(reader, writer, fast_transport::Limits::default());
+        let transport = FastTransport::new(reader, writer, Limits::default());
         rmcp_ops::Ops::new().serve(transport).await?.waiting().await?;
         Ok(())
     })

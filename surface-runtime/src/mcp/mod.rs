@@ -76,11 +76,12 @@ pub use results::{BRAND, branded, normalize};
 pub use static_bundle::Roster;
 pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings};
 
-/// The stdio transport's pure parts, for fuzzing and tests: how a line is decoded (and what it
-/// is answered when it is no request), and the bounds.
+/// The stdio transport's codec, for fuzzing, tests and the benchmarks: how a line is decoded
+/// (and what it is answered when it is no request), the bounds, and the transport itself, which
+/// the benchmarks hand rmcp alone to measure what it buys.
 #[doc(hidden)]
 pub mod __transport {
-    pub use super::transport::{Decoded, Kind, Outline, decode_line, outline};
+    pub use super::transport::{Decoded, FastTransport, Kind, Limits, Outline, decode_line, outline};
 }
 #[doc(hidden)]
 pub use static_bundle::{

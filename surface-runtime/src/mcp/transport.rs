@@ -34,8 +34,7 @@
 //!   under the same permit, duplicate-id and cancellation rules as the loop's requests.
 //!
 //! Kept from `AsyncRwTransport`: a UTF-8 BOM and a trailing CR are stripped, empty lines
-//! skipped. This file depends on rmcp, serde, serde_json, tokio and `crate::batch` only: the
-//! benchmarks include both files as they are.
+//! skipped. The benchmarks serve rmcp alone on this transport through `mcp::__transport`.
 
 use crate::batch::{BATCH, Written, write_batches};
 use rmcp::RoleServer;
@@ -146,7 +145,6 @@ impl InFlight {
 
     /// Takes the slot of the direct taking `serial` of `id`: false when it is gone
     /// (cancelled) or `id` now names a later request.
-    #[allow(dead_code)] // the benchmarks include this file and serve rmcp alone
     fn take_direct(&self, id: &RequestId, serial: u64) -> bool {
         let mut slots = self.slots();
         match slots.get(id) {
@@ -159,9 +157,11 @@ impl InFlight {
     }
 }
 
+/// The stdio transport over `reader` and a writer: the module doc says what it adds to rmcp's.
+///
 /// `receive` is cancel-safe (rmcp's loop selects on it): bytes read stay in `buf`, a parsed
 /// message waiting for its permit stays in `parked`, owed error answers stay in `owed`.
-pub(crate) struct FastTransport<R> {
+pub struct FastTransport<R> {
     reader: R,
     buf: Vec<u8>,
     start: usize,
@@ -192,7 +192,8 @@ pub(crate) struct FastTransport<R> {
 }
 
 impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
-    pub(crate) fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W, limits: Limits) -> Self {
+    /// Reads requests from `reader` and writes answers to `writer`, within `limits`.
+    pub fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W, limits: Limits) -> Self {
         // Unbounded, yet bounded: every answer holds a permit until written, and notifications
         // are debounced per subscription, whose number is capped per session.
         let (tx, rx) = mpsc::unbounded_channel();
@@ -227,7 +228,6 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     }
 
     /// Answers the requests `direct` takes off rmcp's loop.
-    #[allow(dead_code)] // the benchmarks include this file and serve rmcp alone
     pub(crate) fn with_direct(mut self, direct: Box<dyn Direct>) -> Self {
         self.direct = Some(direct);
         self
