@@ -1,4 +1,7 @@
-//! The procedural macros of `surface`: `#[surface]`, `#[tool]` and `expose!`.
+//! The procedural macros of `surface`: `#[surface]` (a surface's members and procedures),
+//! `#[tool]` (a bespoke tool), `#[prompt]`, `#[derive(Elicit)]` (what a tool asks its user for),
+//! `expose!` (what crosses to an agent), `scopes!` (who may call it) and `bundle!` (a roster
+//! composed and checked at compile time).
 //!
 //! Use them through the `surface` crate, which re-exports them with the runtime they expand
 //! into. Each macro parses its input into a small model, validates it (collecting every error,

@@ -1,8 +1,8 @@
 //! Expose maps: the default-deny list of what crosses from a surface to an agent.
 //!
 //! An [`Expose<S>`] is built by `expose!`, which checks every key against `S`'s spec at compile
-//! time. Faces (MCP now, wire and CLI later) all take this one type, so the same key means the
-//! same thing on every face.
+//! time. Every face (MCP, the wire face, the argv CLI, MCP Apps views) takes this one type, so
+//! the same key means the same thing on every face.
 
 use std::fmt;
 use std::marker::PhantomData;

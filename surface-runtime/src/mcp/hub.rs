@@ -1,12 +1,10 @@
 //! One feed per served member, routed to its watchers by item id.
 //!
-//! A subscribed URI used to read its member's whole change feed itself and drop what was not
-//! about its item: every upsert of a collection woke every watcher of every item of it, in
-//! every session, and a writer with many watchers paid for each wake-up (a broadcast send wakes
-//! every waiting receiver). A [`Hub`] is the one reader of a member's feed per served
-//! generation, whatever the number of sessions and URIs: it looks each change's item id up in
-//! its routes and pokes only the watchers of that item (and those of the whole member). A
-//! poked route's watcher then debounces as before (see `Watch` in `handler.rs`).
+//! A [`Hub`] is the one reader of a member's feed per served generation, whatever the number of
+//! sessions and URIs: it looks each change's item id up in its routes and pokes only the
+//! watchers of that item (and those of the whole member), so an upsert wakes the watchers it
+//! concerns, not every watcher of the collection in every session (a broadcast send wakes every
+//! waiting receiver). A poked route's watcher then debounces (see `Watch` in `watch.rs`).
 //!
 //! A route's `pending` flag makes a poke cheap while its watcher is already gathering changes
 //! into one notification: the hub swaps the flag and wakes the watcher only on the first

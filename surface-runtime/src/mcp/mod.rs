@@ -541,7 +541,7 @@ impl ServedMcp {
     /// One stdio connection is served fastest on a current-thread runtime
     /// (`#[tokio::main(flavor = "current_thread")]`, as `examples/ops.rs` does for stdio): a
     /// second worker adds cross-thread wake-ups and allocator contention to every call and
-    /// nothing a single pipe can use (1.4× the calls/s on the same binary, BENCHMARKS.md).
+    /// nothing a single pipe can use (BENCHMARKS.md measures both).
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         let (reader, writer) =
             stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;

@@ -56,10 +56,9 @@ use tokio::task::JoinHandle;
 
 /// Requests one connection may have in flight by default (received, answer not yet written).
 ///
-/// Chosen from a measurement (`BENCHMARKS.md`, "In-flight bound"): with 2,000 requests
-/// pipelined, throughput did not depend on the bound from 64 to 4,096, and peak memory grew with
-/// it up to ~256 and was flat above; 512 costs nothing over 256 and leaves room for slow calls
-/// to run side by side.
+/// Room for slow calls to run side by side, while a client that pipelines without reading
+/// cannot make the server hold more answers than this; `bench/NOTES.md` ("In-flight bound")
+/// has the measurement it was chosen from.
 pub const MAX_IN_FLIGHT: usize = 512;
 /// The longest line read by default; a longer one is answered -32600 and skipped.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;

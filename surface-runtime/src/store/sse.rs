@@ -16,7 +16,7 @@
 //! subscribed. A `POST`'s response stream stays in this instance's memory, as rmcp keeps it
 //! without a store (at most [`LOCAL_HISTORY`] events a stream, [`LOCAL_STREAMS`] streams, each
 //! dropped [`LOCAL_TTL`] after its last event): persisting it would cost every call two more
-//! Redis writes (a tenfold drop in calls/s in `bench/scaleout`, each write being fsynced) and a
+//! Redis writes (each one fsynced; `bench/NOTES.md` has the measurement) and a
 //! Redis key per call, to resume a response whose instance is alive anyway — a response is made
 //! by the instance serving the call, so it resumes there. A session's stored state expires
 //! [`SESSION_TTL`] after the session was last used on any instance.
