@@ -224,7 +224,7 @@ pub struct CountArgs {
 }
 
 /// Count processes, optionally only those in one state.
-#[tool(read_only, title = "Count processes")]
+#[tool(read_only, scope = read, title = "Count processes")]
 pub async fn count(
     args: CountArgs,
     client: &OpsClient,
@@ -263,7 +263,7 @@ pub struct ProcessTable {
 ///
 /// Hosts that render MCP Apps views show it as the ui://ops/processes page; the answer is the
 /// same table as JSON.
-#[tool(read_only, title = "Process table", view = PROCESSES)]
+#[tool(read_only, scope = read, title = "Process table", view = PROCESSES)]
 pub async fn processes_view(client: &OpsClient) -> Result<ProcessTable, surface::Failure> {
     let mut processes = Vec::new();
     for pid in client.processes().keys().await? {
@@ -297,7 +297,7 @@ pub struct Exited {
 ///
 /// Long: for a client that supports MCP tasks it runs as a task (poll `tasks/get`); others wait
 /// inline.
-#[tool(read_only, task, title = "Wait for a process")]
+#[tool(read_only, task, scope = read, title = "Wait for a process")]
 pub async fn proc_wait(
     args: Wait,
     client: &OpsClient,

@@ -948,7 +948,9 @@ async fn each_caller_sees_what_its_scopes_reach_and_steps_up_for_the_rest() {
         !other_tools.contains(&"load_sample".to_owned()),
         "{other_tools:?}"
     );
-    assert!(other_tools.contains(&"count".to_owned()), "{other_tools:?}");
+    // Every ops tool names a scope (count, processes_view, proc_wait: ops.read).
+    assert!(!other_tools.contains(&"count".to_owned()), "{other_tools:?}");
+    assert!(read_tools.contains(&"count".to_owned()), "{read_tools:?}");
 
     // The step-up round, in both eras: ops.read gets 403 insufficient_scope on proc_kill, and
     // ops.admin succeeds.
@@ -995,4 +997,127 @@ async fn each_caller_sees_what_its_scopes_reach_and_steps_up_for_the_rest() {
             }
         }
     }
+}
+
+/// One 2026-07-28 request of `method` with `params` by `token`, routed by its headers.
+async fn modern(addr: SocketAddr, token: &str, method: &str, name: Option<&str>, params: Value) -> Answer {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "auth", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+    let mut routing = vec![("Mcp-Method", method)];
+    if let Some(name) = name {
+        routing.push(("Mcp-Name", name));
+    }
+    post_modern(addr, &format!("Bearer {token}"), &routing, &body).await
+}
+
+/// One legacy request of `method` with `params` by `token`, on a session it opens.
+async fn legacy(addr: SocketAddr, token: &str, method: &str, params: Value) -> Answer {
+    let opened = initialize(addr, Some(token)).await;
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+    let bearer = format!("Bearer {token}");
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+    let headers = [
+        JSON,
+        ACCEPT,
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    http(addr, "POST", &headers, &body.to_string()).await
+}
+
+/// The `key` of every item a list answered, in both eras.
+async fn listed(addr: SocketAddr, token: &str, method: &str, items: &str, key: &str) -> Vec<String> {
+    let mut both = Vec::new();
+    for answer in [
+        modern(addr, token, method, None, json!({})).await,
+        legacy(addr, token, method, json!({})).await,
+    ] {
+        assert_eq!(answer.status, 200, "{method}: {answer:?}");
+        let names: Vec<String> = answer.message()["result"][items]
+            .as_array()
+            .unwrap_or_else(|| panic!("{method}: {answer:?}"))
+            .iter()
+            .map(|t| t[key].as_str().unwrap().to_owned())
+            .collect();
+        both.push(names);
+    }
+    assert_eq!(both[0], both[1], "{method}: the two eras list the same");
+    both.remove(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_templates_reads_and_completions_follow_the_scopes() {
+    let Some((mut issuer, _server, audience, addr)) = issuer_and_ops().await else {
+        return;
+    };
+    let reader = issuer.token(&audience, json!({"scope": "ops.read"})).await;
+    let nobody = issuer.token(&audience, json!({"scope": "other"})).await;
+
+    let read = listed(addr, &reader, "resources/list", "resources", "uri").await;
+    for uri in [
+        "surface://cells/load",
+        "surface://collections/processes",
+        "surface://streams/log",
+    ] {
+        assert!(read.contains(&uri.to_owned()), "{uri}: {read:?}");
+    }
+    let templates = listed(
+        addr,
+        &reader,
+        "resources/templates/list",
+        "resourceTemplates",
+        "uriTemplate",
+    )
+    .await;
+    assert_eq!(templates, ["surface://collections/processes/{id}"]);
+    // A caller holding neither ops scope sees none of them.
+    assert_eq!(
+        listed(addr, &nobody, "resources/list", "resources", "uri").await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        listed(
+            addr,
+            &nobody,
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate"
+        )
+        .await,
+        Vec::<String>::new()
+    );
+
+    // A read or a completion outside the caller's scopes: the step-up challenge, in both eras.
+    let load = "surface://cells/load";
+    let complete = json!({"ref": {"type": "ref/resource", "uri": "surface://collections/processes/{id}"},
+        "argument": {"name": "id", "value": ""}});
+    for answer in [
+        modern(addr, &nobody, "resources/read", Some(load), json!({"uri": load})).await,
+        legacy(addr, &nobody, "resources/read", json!({"uri": load})).await,
+        legacy(addr, &nobody, "completion/complete", complete.clone()).await,
+    ] {
+        assert_eq!(answer.status, 403, "{answer:?}");
+        let challenge = answer.header("www-authenticate").unwrap();
+        assert!(
+            challenge
+                .starts_with("Bearer error=\"insufficient_scope\", scope=\"ops.read\", resource_metadata=\""),
+            "{challenge}"
+        );
+    }
+    // Within them: answered.
+    let answer = modern(addr, &reader, "resources/read", Some(load), json!({"uri": load})).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(answer.message()["result"]["contents"].is_array(), "{answer:?}");
+    let answer = legacy(addr, &reader, "completion/complete", complete).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(
+        answer.message()["result"]["completion"]["values"].is_array(),
+        "{answer:?}"
+    );
 }

@@ -141,6 +141,47 @@ fn a_read_only_tool_turned_mutating_breaks() {
 }
 
 #[test]
+fn a_narrowed_scope_breaks_and_a_widened_one_adds() {
+    let live = Manifest::of(&served());
+    assert_eq!(live.tools["proc_kill"]["scope"], "ops.admin");
+    assert_eq!(live.resources["surface://cells/load"]["scope"], "ops.read");
+    assert_eq!(live.scopes["ops.read"], json!({"impliedBy": ["ops.admin"]}));
+    let old = past(|m| {
+        // Before: proc_kill needed only ops.read, load needed nothing, count needed ops.admin.
+        m.tools.get_mut("proc_kill").unwrap()["scope"] = json!("ops.read");
+        m.resources
+            .get_mut("surface://cells/load")
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove("scope");
+        m.tools.get_mut("count").unwrap()["scope"] = json!("ops.admin");
+    });
+    let changes = Manifest::compare(&old, &live);
+    assert_eq!(
+        changes.breaking,
+        [
+            "tool \"proc_kill\": its scope narrowed from ops.read to ops.admin (a caller holding ops.read no longer reaches it)",
+            "resource \"surface://cells/load\" now needs the scope ops.read",
+        ]
+    );
+    assert_eq!(
+        changes.additive,
+        ["tool \"count\": its scope widened from ops.admin to ops.read"]
+    );
+    // A broader scope that no longer implies a narrower one narrows every exposure needing it.
+    let old = past(|m| {
+        m.scopes
+            .insert("ops.read".into(), json!({"impliedBy": ["ops.admin", "ops.root"]}));
+    });
+    let lost = breaking(&old);
+    assert!(
+        lost.contains(&"tool \"count\": its scope narrowed from ops.read to ops.read (a caller holding ops.root no longer reaches it)".to_owned()),
+        "{lost:?}"
+    );
+}
+
+#[test]
 fn widening_and_new_names_only_add() {
     let old = past(|m| {
         m.tools.remove("count");

@@ -267,6 +267,39 @@ pub fn title(title: Option<&LitStr>) -> TokenStream {
     }
 }
 
+/// A descriptor's scope: `None`, or the scope `name` of the client's surface.
+pub fn scope(client: &Type, name: Option<&Ident>) -> TokenStream {
+    let Some(name) = name else {
+        return quote!(::core::option::Option::None);
+    };
+    let name_str = name.to_string();
+    let surface = quote_spanned!(name.span()=> <#client as ::surface::SurfaceClient>::Surface);
+    quote_spanned! {name.span()=>
+        ::surface::__private::keys::scope_named(
+            <#surface as ::surface::__private::keys::SurfaceScopes>::SCOPES,
+            #name_str,
+        )
+    }
+}
+
+/// The lookup of `scope = name` in the client's surface's `scopes!` declaration at compile
+/// time, as an item of its own beside the function (so the error names no generated type): an
+/// undeclared name fails there, at the name, with the closest declared one.
+pub fn scope_check(client: &Type, name: Option<&Ident>) -> Option<TokenStream> {
+    let name = name?;
+    let name_str = name.to_string();
+    let surface = quote_spanned!(name.span()=> <#client as ::surface::SurfaceClient>::Surface);
+    Some(quote_spanned! {name.span()=>
+        const _: () = if let ::core::option::Option::Some(why) = ::surface::__private::keys::scope_problem(
+            <#surface as ::surface::SurfaceMembers>::NAME,
+            <#surface as ::surface::__private::keys::SurfaceScopes>::NAMES,
+            #name_str,
+        ) {
+            ::core::panic!("{}", why.as_str())
+        };
+    })
+}
+
 /// The companion unit struct, documented as what to hand it to.
 pub fn companion(vis: &Visibility, ident: &Ident, doc: &str) -> TokenStream {
     let doc = crate::docs::doc_attrs(doc);

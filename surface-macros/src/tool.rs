@@ -1,7 +1,7 @@
 //! `#[tool]` on an `async fn`: a bespoke tool.
 //!
 //! Accepts `#[tool(mutates | read_only, title = "…", render = image | audio, view = PANEL, task |
-//! task = required)]` on
+//! task = required, scope = read)]` on
 //! `async fn name([args: A,] client: &C [, cancel: CancellationToken | ctx: ToolContext]) -> Result<T, E>`.
 //! Pipeline: parse the attribute with darling and the signature (shared with `#[prompt]`, see
 //! `bespoke`) → validate → expand the function unchanged plus a unit struct `NameTool`
@@ -24,7 +24,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Ident, ItemFn, LitStr, Meta, ReturnType, Type};
 
-const WORDS: &[&str] = &["mutates", "read_only", "title", "render", "view", "task"];
+const WORDS: &[&str] = &["mutates", "read_only", "title", "render", "view", "task", "scope"];
 
 const KIND: Kind = Kind {
     word: "tool",
@@ -41,6 +41,8 @@ struct ToolArgs {
     view: Option<syn::Path>,
     /// `task` (a task for clients that support them) or `task = required`.
     task: Option<darling::util::Override<Ident>>,
+    /// `scope = read`: the declared scope a caller needs (see `scopes!`).
+    scope: Option<Ident>,
 }
 
 pub fn expand(args: TokenStream, item: ItemFn) -> TokenStream {
@@ -121,7 +123,7 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
         let NestedMeta::Meta(m) = &n else {
             errors.at(
                 &n,
-                "expected a word: `mutates`, `read_only`, `title = \"…\"`, `render = image | audio`, `view = PANEL` or `task`",
+                "expected a word: `mutates`, `read_only`, `title = \"…\"`, `render = image | audio`, `view = PANEL`, `task` or `scope = read`",
             );
             continue;
         };
@@ -153,6 +155,10 @@ fn parse_args(args: TokenStream, errors: &mut Errors) -> ToolArgs {
             ("task", _) => Some(
                 "write `task` (a task for clients that support MCP tasks, inline for others) or `task = required`",
             ),
+            ("scope", Meta::NameValue(nv)) if matches!(&nv.value, syn::Expr::Path(p) if p.path.get_ident().is_some()) => {
+                None
+            }
+            ("scope", _) => Some("a scope is named by its declaration in `scopes!`: write `scope = read`"),
             _ => {
                 errors.at(m.path(), unknown_word(&word, "`#[tool]`", WORDS));
                 continue;
@@ -195,8 +201,11 @@ fn emit(item: &ItemFn, args: &ToolArgs, params: &Params, output: &Type) -> Token
         &tool,
         &format!("The bespoke tool [`{name}`]: hand it to a bundle (`.tool({tool})`)."),
     );
+    let scope_check = bespoke::scope_check(client_ty, args.scope.as_ref());
     quote! {
         #item
+
+        #scope_check
 
         #companion
 
@@ -236,6 +245,7 @@ fn descriptor(
         Some(darling::util::Override::Inherit) => quote!(::surface::TaskSupport::Optional),
         Some(darling::util::Override::Explicit(_)) => quote!(::surface::TaskSupport::Required),
     };
+    let scope = bespoke::scope(&params.client, args.scope.as_ref());
     let input_check = params.args.as_ref().map(checks::tool_input);
     let render_check = args.render.as_ref().map(|r| match r.to_string().as_str() {
         "audio" => checks::renders_audio(output, r.span()),
@@ -254,6 +264,7 @@ fn descriptor(
                     input: #schema,
                     view: <#tool as ::surface::StaticTool>::VIEW,
                     task: #task,
+                    scope: #scope,
                 }
             };
             &DESCRIPTOR

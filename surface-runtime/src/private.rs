@@ -93,6 +93,18 @@ pub mod keys {
         ""
     }
 
+    /// The scope named `name` (`#[tool(scope = …)]` checks the name first).
+    pub const fn scope_named(scopes: &'static [crate::Scope], name: &str) -> Option<&'static crate::Scope> {
+        let mut i = 0;
+        while i < scopes.len() {
+            if crate::rules::str_eq(scopes[i].name, name) {
+                return Some(&scopes[i]);
+            }
+            i += 1;
+        }
+        None
+    }
+
     // Not offered as the impl to meet: the trait's own message says to add `#[surface]`.
     #[diagnostic::do_not_recommend]
     impl<S: SurfaceMembers> SurfaceMemberKeys for S {

@@ -249,7 +249,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
     }
     for key in member.expose.mirrored() {
         if let Some(m) = member.spec.member(key) {
-            rows.extend(mirror_rows(sibling, m));
+            rows.extend(mirror_rows(sibling, m, member.expose.scope_of(key)));
         }
     }
     for tool in &member.tools {
@@ -270,7 +270,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 view: d.view,
                 mutates: d.mutates,
                 task: d.task,
-                scope: None,
+                scope: d.scope,
             },
         });
     }
@@ -291,7 +291,7 @@ pub fn mirror_tool_names(kind: MemberKind, key: &str) -> Vec<String> {
 }
 
 /// The read-only tools mirroring member `m` (see [`mirror_tool_names`]).
-fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
+fn mirror_rows(sibling: Option<&str>, m: &MemberSpec, scope: Option<&'static crate::Scope>) -> Vec<ToolRow> {
     let uri = resource_uri(sibling, m.kind, m.name);
     let names = mirror_tool_names(m.kind, m.name);
     names
@@ -324,7 +324,8 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec) -> Vec<ToolRow> {
                     view: None,
                     mutates: false,
                     task: crate::tool::TaskSupport::Never,
-                    scope: None,
+                    // A mirror reads its member: it needs what the member's exposure needs.
+                    scope,
                 },
             }
         })
@@ -407,7 +408,7 @@ pub(crate) fn tool_table(
                 view: d.view,
                 mutates: d.mutates,
                 task: d.task,
-                scope: None,
+                scope: d.scope,
             },
         });
     }

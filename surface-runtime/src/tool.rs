@@ -31,6 +31,9 @@ pub struct ToolDescriptor {
     pub view: Option<&'static str>,
     /// Whether a call may run as an MCP task (`#[tool(task)]`, `#[tool(task = required)]`).
     pub task: TaskSupport,
+    /// The declared scope a caller needs to see and call it (`#[tool(scope = read)]`); `None`:
+    /// every caller that reaches the face.
+    pub scope: Option<&'static crate::Scope>,
 }
 
 /// Whether a tool's calls may run as MCP tasks (the `io.modelcontextprotocol/tasks`

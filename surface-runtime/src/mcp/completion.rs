@@ -1,7 +1,8 @@
 //! `completion/complete`: a prompt argument completes from the values its input type allows
 //! (an `enum` of strings), the `{id}` of a collection's item template from the collection's live
 //! keys; both prefix-filtered, at most 100 values, with `total` and `hasMore`. A reference to a
-//! prompt or template this server does not serve is refused (`-32602`), as `prompts/get` of it is.
+//! prompt or template this server does not serve (or not to this caller: outside its scopes) is
+//! refused (`-32602`), as `prompts/get` of it is.
 
 use super::generation::Generation;
 use crate::failure::Failure;
@@ -27,6 +28,7 @@ impl From<Failure> for Refusal {
 pub(crate) async fn complete(
     generation: &Generation,
     request: &CompleteRequestParams,
+    principal: Option<&crate::Principal>,
 ) -> Result<CompleteResult, Refusal> {
     let typed = &request.argument.value;
     let candidates = match &request.r#ref {
@@ -35,10 +37,12 @@ pub(crate) async fn complete(
             None => return Err(Refusal::Unknown(format!("unknown prompt \"{}\"", p.name))),
         },
         Reference::Resource(r) => {
+            // A template outside the caller's scopes is unknown to it.
             let template = generation
                 .templates
                 .iter()
-                .find(|t| format!("{}{{id}}{}", t.prefix, t.suffix) == r.uri);
+                .find(|t| format!("{}{{id}}{}", t.prefix, t.suffix) == r.uri)
+                .filter(|_| generation.reaches_template(&r.uri, principal));
             match template {
                 Some(t) if request.argument.name == "id" => {
                     let lease = generation.link.lease().await?;

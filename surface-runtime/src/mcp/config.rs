@@ -35,6 +35,8 @@ pub(crate) struct Settings {
     pub(crate) tasks: super::tasks::TaskSettings,
     /// Middleware every call passes (`McpServer::layer`).
     pub(crate) layers: crate::layer::Layers,
+    /// The scopes a connection over our transport (stdio, `serve`) is given; `None`: all.
+    pub(crate) stdio_scopes: Option<Vec<String>>,
 }
 
 impl Default for Settings {
@@ -46,6 +48,7 @@ impl Default for Settings {
             ask_timeout: ASK_TIMEOUT,
             tasks: super::tasks::TaskSettings::default(),
             layers: crate::layer::Layers::default(),
+            stdio_scopes: None,
         }
     }
 }

@@ -16,6 +16,11 @@
 //! | a field's type narrowed (`number` → `integer`, a type or enum value dropped, a bound tightened, a variant removed, an object closed) | a type widened, an enum value added, a bound loosened, a variant added |
 //! | a read-only tool turned mutating (`readOnlyHint` true → false) or made destructive | a mutating tool made read-only; a title or description changed |
 //! | a resource's MIME type changed | |
+//! | an exposure's scope narrowed (one added, or changed to one fewer callers hold, or a broader scope no longer implying it) | a scope dropped or widened |
+//!
+//! Each tool, resource and template records the scope a caller needs (`"scope": "ops.read"`,
+//! absent when it needs none), and `scopes` records each declared scope with the broader
+//! ones implying it, so a change of hierarchy is judged too.
 //!
 //! [`check`] is the gate for `cargo test`; [`command`] is the `check` / `write` command line
 //! a small bin or example wraps (this repository's: `cargo run --example contract -- check`).
@@ -59,6 +64,8 @@ pub struct Manifest {
     /// Each template as `resources/templates/list` lists it (without `uriTemplate`), by
     /// template.
     pub templates: BTreeMap<String, Value>,
+    /// Each scope an exposure names, by wire string: `{"impliedBy": [broader scopes]}`.
+    pub scopes: BTreeMap<String, Value>,
 }
 
 /// What changed between a manifest and the live face.
@@ -147,10 +154,34 @@ impl Manifest {
     /// The face `served` advertises now (its current generation's three lists).
     pub fn of(served: &ServedMcp) -> Manifest {
         let generation = served.shared.current();
+        let mut scopes = BTreeMap::new();
+        let mut scoped = |mut section: BTreeMap<String, Value>,
+                          scope_of: &dyn Fn(&str) -> Option<&'static crate::Scope>| {
+            for (key, value) in section.iter_mut() {
+                if let (Some(scope), Some(object)) = (scope_of(key), value.as_object_mut()) {
+                    object.insert("scope".to_owned(), scope.wire.into());
+                    scopes.insert(
+                        scope.wire.to_owned(),
+                        serde_json::json!({ "impliedBy": scope.implied_by }),
+                    );
+                }
+            }
+            section
+        };
+        let tools = scoped(keyed(listed(&generation.tool_list), "name"), &|n| {
+            generation.tool_scope(n)
+        });
+        let resources = scoped(keyed(listed(&generation.resource_list), "uri"), &|u| {
+            generation.uri_scope(u)
+        });
+        let templates = scoped(keyed(listed(&generation.template_list), "uriTemplate"), &|t| {
+            generation.template_scope(t)
+        });
         Manifest {
-            tools: keyed(listed(&generation.tool_list), "name"),
-            resources: keyed(listed(&generation.resource_list), "uri"),
-            templates: keyed(listed(&generation.template_list), "uriTemplate"),
+            tools,
+            resources,
+            templates,
+            scopes,
         }
     }
 
@@ -162,6 +193,7 @@ impl Manifest {
         root.insert("tools".to_owned(), section(&self.tools));
         root.insert("resources".to_owned(), section(&self.resources));
         root.insert("templates".to_owned(), section(&self.templates));
+        root.insert("scopes".to_owned(), section(&self.scopes));
         let mut text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
         text.push('\n');
         text
@@ -202,6 +234,11 @@ impl Manifest {
             tools: section("tools")?,
             resources: section("resources")?,
             templates: section("templates")?,
+            // Manifests written before scopes have none.
+            scopes: match root.get("scopes") {
+                None => BTreeMap::new(),
+                Some(_) => section("scopes")?,
+            },
         })
     }
 
@@ -225,7 +262,10 @@ impl Manifest {
             let what = format!("tool \"{name}\"");
             match new.tools.get(name) {
                 None => changes.breaking.push(format!("{what} was removed (or renamed)")),
-                Some(after) => compare_tool(&what, before, after, &mut changes),
+                Some(after) => {
+                    compare_tool(&what, before, after, &mut changes);
+                    compare_scope(&what, (before, old), (after, new), &mut changes);
+                }
             }
         }
         for name in new.tools.keys().filter(|n| !old.tools.contains_key(*n)) {
@@ -233,6 +273,22 @@ impl Manifest {
         }
         compare_addressed("resource", &old.resources, &new.resources, &mut changes);
         compare_addressed("template", &old.templates, &new.templates, &mut changes);
+        let addressed = [
+            ("resource", &old.resources, &new.resources),
+            ("template", &old.templates, &new.templates),
+        ];
+        for (kind, before_all, after_all) in addressed {
+            for (uri, before) in before_all {
+                if let Some(after) = after_all.get(uri) {
+                    compare_scope(
+                        &format!("{kind} \"{uri}\""),
+                        (before, old),
+                        (after, new),
+                        &mut changes,
+                    );
+                }
+            }
+        }
         changes
     }
 }
@@ -264,6 +320,51 @@ fn compare_addressed(
     }
     for uri in new.keys().filter(|u| !old.contains_key(*u)) {
         changes.additive.push(format!("{kind} \"{uri}\" was added"));
+    }
+}
+
+/// Who holds what reaches `scope` under `manifest`'s hierarchy: it and the broader scopes.
+fn holders(scope: &str, manifest: &Manifest) -> BTreeSet<String> {
+    let broader = manifest
+        .scopes
+        .get(scope)
+        .and_then(|s| s.get("impliedBy"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned);
+    std::iter::once(scope.to_owned()).chain(broader).collect()
+}
+
+/// An exposure's scope: narrowed (fewer callers reach it) is breaking, widened is additive.
+fn compare_scope(
+    what: &str,
+    (before, old): (&Value, &Manifest),
+    (after, new): (&Value, &Manifest),
+    changes: &mut Changes,
+) {
+    let scope = |v: &Value| v.get("scope").and_then(Value::as_str).map(str::to_owned);
+    match (scope(before), scope(after)) {
+        (None, None) => {}
+        (None, Some(b)) => changes.breaking.push(format!("{what} now needs the scope {b}")),
+        (Some(a), None) => changes
+            .additive
+            .push(format!("{what} no longer needs the scope {a}")),
+        (Some(a), Some(b)) => {
+            let (reached, reach) = (holders(&a, old), holders(&b, new));
+            let lost: Vec<&str> = reached.difference(&reach).map(String::as_str).collect();
+            if !lost.is_empty() {
+                changes.breaking.push(format!(
+                    "{what}: its scope narrowed from {a} to {b} (a caller holding {} no longer reaches it)",
+                    lost.join(" or ")
+                ));
+            } else if a != b || reach.len() > reached.len() {
+                changes
+                    .additive
+                    .push(format!("{what}: its scope widened from {a} to {b}"));
+            }
+        }
     }
 }
 

@@ -50,6 +50,8 @@ pub(crate) struct ResourceEntry {
     /// Whether its URI (or template) was declared by the author rather than the runtime's
     /// `surface://` default (defaults never overlap but where `roster_problems` says so).
     pub declared: bool,
+    /// The declared scope a caller needs to see and read it (`resource(scope = …)`).
+    pub scope: Option<&'static crate::Scope>,
 }
 
 /// A collection's item template, `prefix{id}suffix`.
@@ -206,6 +208,7 @@ fn project_member(
                     member: m.name,
                     body: form.body(),
                     declared: placed.declared,
+                    scope: member.expose.scope_of(entry.key),
                 };
                 if let Some((prefix, suffix)) = placed.template {
                     let mut template =

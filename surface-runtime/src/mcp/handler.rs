@@ -65,14 +65,11 @@ impl ServerHandler for Handler {
             false => &generation.plain_tool_list,
         };
         // Exactly what the caller's scopes reach.
-        let tools = match super::context::principal(&context) {
+        let tools = match self.principal(&context) {
             None => tools.to_vec(),
             Some(principal) => tools
                 .iter()
-                .filter(|t| {
-                    let scope = generation.tools.get(t.name.as_ref()).and_then(|e| e.scope);
-                    crate::scopes::reaches(scope, Some(&principal))
-                })
+                .filter(|t| generation.reaches_tool(t.name.as_ref(), Some(&principal)))
                 .cloned()
                 .collect(),
         };
@@ -90,7 +87,15 @@ impl ServerHandler for Handler {
             true => &generation.resource_list,
             false => &generation.plain_resource_list,
         };
-        Ok(ListResourcesResult::with_all_items(resources.to_vec()))
+        let resources = match self.principal(&context) {
+            None => resources.to_vec(),
+            Some(principal) => resources
+                .iter()
+                .filter(|r| generation.reaches_uri(&r.uri, Some(&principal)))
+                .cloned()
+                .collect(),
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn list_resource_templates(
@@ -99,7 +104,16 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let _span = observe::span("resources/templates/list", Target::None, &context).entered();
-        let templates = self.shared.current().template_list.to_vec();
+        let generation = self.shared.current();
+        let templates = match self.principal(&context) {
+            None => generation.template_list.to_vec(),
+            Some(principal) => generation
+                .template_list
+                .iter()
+                .filter(|t| generation.reaches_template(&t.uri_template, Some(&principal)))
+                .cloned()
+                .collect(),
+        };
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
@@ -109,7 +123,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let span = observe::span("resources/read", Target::Resource(&request.uri), &context);
-        observe::request(span, self.read(request.uri)).await
+        let principal = self.principal(&context);
+        observe::request(span, self.read(request.uri, principal.as_deref())).await
     }
 
     #[allow(deprecated)]
@@ -119,6 +134,15 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let span = observe::span("resources/subscribe", Target::Resource(&request.uri), &context);
+        // Outside the caller's scopes: as if it did not exist (HTTP answers 403 before).
+        let principal = self.principal(&context);
+        if !self
+            .shared
+            .current()
+            .reaches_uri(&request.uri, principal.as_deref())
+        {
+            return Err(super::requests::unknown_resource(&request.uri));
+        }
         observe::request(span, Handler::subscribe(self, request.uri, context.peer)).await
     }
 
@@ -167,8 +191,9 @@ impl ServerHandler for Handler {
         use super::completion::Refusal;
         let span = observe::span("completion/complete", Target::None, &context);
         let generation = self.shared.current();
+        let principal = self.principal(&context);
         let answer = async {
-            super::completion::complete(&generation, &request)
+            super::completion::complete(&generation, &request, principal.as_deref())
                 .await
                 .map_err(|refusal| match refusal {
                     Refusal::Unknown(message) => ErrorData::invalid_params(branded(&message), None),

@@ -169,29 +169,22 @@ impl Guard {
     /// caller's token does not grant (RFC 6750 §3.1 `insufficient_scope`).
     pub(super) fn forbidden(&self, needed: &str) -> Response {
         let value = format!(
-            "Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{}\", error_description=\"this call needs the scope {needed}\"",
+            "Bearer error=\"insufficient_scope\", scope=\"{needed}\", resource_metadata=\"{}\", error_description=\"this request needs the scope {needed}\"",
             self.metadata_url
         );
         let message = format!(
-            "Forbidden: this call needs the scope {needed}; ask the authorization server for a token that grants it"
+            "Forbidden: this request needs the scope {needed}; ask the authorization server for a token that grants it"
         );
         self.refusal(StatusCode::FORBIDDEN, value, message)
     }
 
-    /// The scope a `tools/call` of `message` needs that `principal` lacks, if any.
+    /// The scope `message` needs that `principal` lacks, if any (see `reach::missing`).
     pub(super) fn missing_scope(
         generation: &super::generation::Generation,
         message: &rmcp::model::ClientJsonRpcMessage,
         principal: &Principal,
     ) -> Option<&'static str> {
-        let rmcp::model::ClientJsonRpcMessage::Request(request) = message else {
-            return None;
-        };
-        let rmcp::model::ClientRequest::CallToolRequest(call) = &request.request else {
-            return None;
-        };
-        let scope = generation.tools.get(call.params.name.as_ref())?.scope?;
-        (!scope.granted_by(principal.scopes())).then_some(scope.wire)
+        super::reach::missing(generation, message, principal)
     }
 
     /// `400`: an `Authorization` header that is not one `Bearer <token>`.

@@ -49,6 +49,7 @@ mod hub;
 mod link;
 pub mod observe;
 mod prompts;
+mod reach;
 mod requests;
 mod results;
 mod served;
@@ -222,6 +223,22 @@ impl McpServer {
     /// ```
     pub fn ask_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.settings.ask_timeout = timeout;
+        self
+    }
+
+    /// Narrows what a stdio client gets (every connection served over our transport:
+    /// [`ServedMcp::serve_stdio`], [`ServedMcp::serve`]) to what `scopes` reach, e.g. an agent
+    /// given `ops.read` only. The parent process is trusted (the MCP authorization spec has
+    /// stdio take its credentials from the environment), so by default it gets everything;
+    /// given scopes, its lists show exactly what they reach and anything else answers as if it
+    /// did not exist. The tools see the principal `stdio` with these scopes.
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::McpServer;
+    /// let server = McpServer::new("ops", "1.0.0").stdio_scopes(["ops.read"]);
+    /// ```
+    pub fn stdio_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.settings.stdio_scopes = Some(scopes.into_iter().map(Into::into).collect());
         self
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// MCP's "URL elicitation required" error: the call needs the user at a URL first.
 const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
-fn unknown_resource(uri: &str) -> ErrorData {
+pub(crate) fn unknown_resource(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(
         branded(&format!("unknown resource \"{uri}\"")),
         Some(serde_json::json!({ "uri": uri })),
@@ -70,7 +70,15 @@ impl Handler {
     }
 
     /// `resources/read`.
-    pub(crate) async fn read(&self, uri: String) -> Result<ReadResourceResponse, ErrorData> {
+    pub(crate) async fn read(
+        &self,
+        uri: String,
+        principal: Option<&crate::Principal>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        // Outside the caller's scopes: as if it did not exist (HTTP answers 403 before).
+        if !self.shared.current().reaches_uri(&uri, principal) {
+            return Err(unknown_resource(&uri));
+        }
         if let Some(view) = self.shared.current().views.read(&uri) {
             return Ok(view.into());
         }
@@ -106,10 +114,11 @@ impl Handler {
         let generation = self.shared.current();
         let name = request.name.as_ref();
         // A tool outside the caller's scopes does not exist for it (HTTP answers 403 before).
-        let entry = generation.tools.get(name).filter(|e| {
-            e.scope.is_none()
-                || crate::scopes::reaches(e.scope, super::context::principal(&context).as_deref())
-        });
+        let principal = self.principal(&context);
+        let entry = generation
+            .tools
+            .get(name)
+            .filter(|_| generation.reaches_tool(name, principal.as_deref()));
         let Some(entry) = entry else {
             return match self.shared.tombstone("tool", name, &generation) {
                 Some(message) => Ok(results::failure(Failure::new(FailureKind::Unknown, message)).into()),
@@ -121,8 +130,7 @@ impl Handler {
         };
         let layers = &self.shared.settings.layers;
         if !layers.is_empty() {
-            let principal = super::context::principal_ref(&context);
-            let call = crate::layer::CallInfo::new(name, principal, request.arguments.as_ref());
+            let call = crate::layer::CallInfo::new(name, principal.as_deref(), request.arguments.as_ref());
             if let Err(refusal) = layers.admit(&call) {
                 return Ok(results::failure(Failure::new(FailureKind::Error, refusal)).into());
             }
@@ -153,7 +161,8 @@ impl Handler {
         });
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
-                let call = super::context::for_request(&context, self.state.log.clone(), &round);
+                let call = super::context::for_request(&context, self.state.log.clone(), &round)
+                    .with_principal(principal.clone());
                 let run = call.scope(until_cancelled(
                     &context.ct,
                     run_tool(&generation, &entry.target, input, context.ct.clone()),
@@ -162,7 +171,6 @@ impl Handler {
                     Ok(answer) => answer,
                     Err(halt) => {
                         if let Some(audited) = audited {
-                            let principal = super::context::principal(&context);
                             audited.end(principal.as_deref(), name, "interrupted");
                         }
                         return halt.into();
@@ -176,7 +184,7 @@ impl Handler {
                 Ok(_) => "ok".to_owned(),
                 Err(failure) => format!("failed: {}", failure.message),
             };
-            audited.end(super::context::principal(&context).as_deref(), name, &outcome);
+            audited.end(principal.as_deref(), name, &outcome);
         }
         let result = match answer {
             Ok(output) => results::success(output),
@@ -265,7 +273,8 @@ impl Handler {
             request.request_state,
             self.shared.settings.ask_timeout,
         )?;
-        let call = super::context::for_request(&context, self.state.log.clone(), &round);
+        let call = super::context::for_request(&context, self.state.log.clone(), &round)
+            .with_principal(self.principal(&context));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {
             Ok(Ok(result)) => Ok(result.into()),

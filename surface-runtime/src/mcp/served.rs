@@ -137,7 +137,15 @@ impl Shared {
     /// A connection served by rmcp's own transports (Streamable HTTP), which take a
     /// `ServerHandler`.
     pub(crate) fn open_handler(self: &Arc<Self>) -> Handler {
-        let state = Arc::new(SessionState::default());
+        self.open_handler_as(None)
+    }
+
+    /// [`open_handler`](Self::open_handler) for a connection that is `principal` throughout.
+    fn open_handler_as(self: &Arc<Self>, principal: Option<Arc<crate::Principal>>) -> Handler {
+        let state = Arc::new(SessionState {
+            principal,
+            ..SessionState::default()
+        });
         let mut sessions = lock(&self.sessions);
         // A stateless HTTP request opens a session of its own: drop the dead ones before the
         // list would grow, or each request leaves its emptied allocation behind a `Weak`.
@@ -152,6 +160,9 @@ impl Shared {
     /// A connection served by our transport (stdio, `serve`): the handler behind the front
     /// that refuses an over-limit listen before rmcp acknowledges it.
     pub(crate) fn open_session(self: &Arc<Self>) -> Session {
-        Session::new(self.open_handler())
+        let principal = self.settings.stdio_scopes.as_ref().map(|scopes| {
+            Arc::new(crate::Principal::new("stdio", "stdio").with_scopes(scopes.iter().cloned()))
+        });
+        Session::new(self.open_handler_as(principal))
     }
 }

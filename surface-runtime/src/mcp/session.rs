@@ -27,6 +27,9 @@ pub(crate) struct SessionState {
     pub(crate) log: Arc<LogFilter>,
     /// Set by `initialize`: counted in the sessions gauge while the session lives.
     pub(crate) opened: std::sync::OnceLock<super::observe::Gauged>,
+    /// Who the connection is, when the face fixed it for the whole connection (stdio given
+    /// scopes); HTTP identifies each request instead.
+    pub(crate) principal: Option<Arc<crate::Principal>>,
 }
 
 impl SessionState {
@@ -65,6 +68,12 @@ pub(crate) struct Handler {
 impl Handler {
     pub(crate) fn new(shared: Arc<Shared>, state: Arc<SessionState>) -> Handler {
         Handler { shared, state }
+    }
+
+    /// Who makes this request: the one its face identified (an authenticated HTTP request),
+    /// or the connection's own (stdio given scopes); `None` reaches everything.
+    pub(crate) fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
+        super::context::principal(context).or_else(|| self.state.principal.clone())
     }
 }
 

@@ -146,17 +146,23 @@ impl Handler {
     }
 
     /// Opens the feeds of a listen's URIs before rmcp acknowledges it: a change made after
-    /// the client saw the acknowledgement must not be missed. Accepts the filter whole.
+    /// the client saw the acknowledgement must not be missed. Accepts the filter whole but for
+    /// URIs outside the connection's scopes (stdio given scopes; HTTP refuses those with 403
+    /// before), which do not exist for it.
     pub(crate) fn accept_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
         let generation = self.shared.current();
-        let batch: Vec<Opening> = requested
+        let mut accepted = requested.clone();
+        if let Some(uris) = &mut accepted.resource_subscriptions {
+            uris.retain(|uri| generation.reaches_uri(uri, self.state.principal.as_deref()));
+        }
+        let batch: Vec<Opening> = accepted
             .resource_subscriptions
             .iter()
             .flatten()
             .filter_map(|uri| Target::resolve(&generation, uri).map(Opening::start))
             .collect();
         lock(&self.subscriptions().prestarted).push((tokio::task::try_id(), batch));
-        requested.clone()
+        accepted
     }
 
     /// One `subscriptions/listen` stream, from its acknowledgement until it is cancelled or
