@@ -65,6 +65,7 @@
 //! | `cli` | no | the argv face (`surface::cli`), with no rmcp in its tree |
 //! | `testing` | no | `surface::testing`: an in-memory agent for your tests |
 //! | `redis` | no | `surface::store`: members in Redis, several instances |
+//! | `otlp` | no | `surface::otlp`: request spans exported as OpenTelemetry traces over OTLP/HTTP |
 
 pub mod guide;
 

@@ -23,6 +23,8 @@ pub mod layer;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod member;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 mod principal;
 pub mod project;
 pub mod prompt;

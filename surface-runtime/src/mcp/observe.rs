@@ -4,8 +4,8 @@
 //! is a no-op).
 //!
 //! Every face (stdio, Streamable HTTP, the in-memory client, their direct paths) hands its
-//! requests to the one handler (`handler.rs`), which wraps each in [`request`] or, for
-//! `tools/call`, [`Call`]: so this module is the only place either is recorded.
+//! requests to the one handler (`handler.rs`), which wraps each in `request` or, for
+//! `tools/call`, `Call`: so this module is the only place either is recorded.
 //!
 //! The names are the constants below, and only there; the guide's chapter on observability
 //! lists them with their labels.
@@ -167,6 +167,8 @@ fn annotate(
     }
     if let Some(parent) = traceparent(context) {
         span.record("traceparent", parent.as_str());
+        #[cfg(feature = "otlp")]
+        crate::otlp::continue_trace(span, &parent);
     }
 }
 
