@@ -171,9 +171,12 @@ async fn answers_to_asks_are_read_past_the_in_flight_bound() {
             done.insert(id, text(&message).to_owned());
         }
     }
-    // BOUND in flight, BOUND waiting their turn, the rest refused.
+    // Read past the bound (more than BOUND calls asked), yet bounded: at most BOUND in flight
+    // and BOUND waiting their turn; the rest refused. Where in that range the split falls
+    // depends on when the first ask went out relative to the reads, which load moves.
     let bound = BOUND as u64;
-    assert_eq!((asked, busy), (2 * bound, CALLS - 2 * bound), "{done:?}");
+    assert!(asked > bound && asked <= 2 * bound, "asked {asked}: {done:?}");
+    assert_eq!(asked + busy, CALLS, "{done:?}");
     host.send(json!({"jsonrpc": "2.0", "id": 999, "method": "ping"}))
         .await;
     assert_eq!(host.next().await["id"], 999);

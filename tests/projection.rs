@@ -299,7 +299,8 @@ async fn a_redialling_source_follows_a_source_that_restarts() {
     let watch = Arc::new(Watch::project(source).await);
     let client = WatchClient::direct(watch.clone());
     spawn_on(&path, "vim", false).await;
-    assert!(settle(|| watch.running.value() == 3).await);
+    // The count and the collection are two feeds: wait for both before the source goes away.
+    assert!(settle(|| watch.running.value() == 3 && watch.processes.keys() == vec![1, 2, 3]).await);
 
     drop(first);
     // Down: the last values stay, and a passthrough says why it cannot answer.
