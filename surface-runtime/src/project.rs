@@ -291,7 +291,7 @@ impl<M: LiveMember> LiveMember for ReadOnly<M> {
     fn changes(&self) -> ChangeStream {
         self.inner.changes()
     }
-    fn bind(&self, _backing: Box<dyn crate::member::backing::Backing>) -> Result<(), String> {
+    fn bind(&self, _backing: crate::member::backing::Backend) -> Result<(), String> {
         Err(format!(
             "a derived {} follows the surface it is projected from and cannot live in a store",
             self.inner.kind().word()

@@ -29,12 +29,15 @@ pub struct Unanswered(pub String);
 /// A backing's answer.
 pub type Backed<T> = Result<T, Unanswered>;
 
+/// What a backing keeps of a lease it handed out, until the lease is committed or released.
+pub type Hold = Box<dyn Any + Send>;
+
 /// A held lease on one value, with the value read under it.
 pub struct Lease {
     /// The stored JSON, when there is one.
     pub value: Option<String>,
     /// The backing's hold, handed back to [`Backing::commit`] or [`Backing::release`].
-    pub hold: Box<dyn Any + Send>,
+    pub hold: Hold,
 }
 
 /// Which kind of entries [`Backing::seed_entries`] seeds.
@@ -50,9 +53,9 @@ pub enum Entries {
 /// carries the [`Change`] the backing publishes to every instance together with it, so no
 /// instance sees a value without its change or a change without its value.
 ///
-/// Hidden: the seam a backend implements, not a user-facing API.
-#[doc(hidden)]
-pub trait Backing: Send + Sync + std::fmt::Debug {
+/// Crate-private, so no compiler message about a user's own method suggests it; a backend hands
+/// it to members wrapped in a [`Backend`].
+pub(crate) trait Backing: Send + Sync + std::fmt::Debug {
     /// The stored value (a cell's), if any.
     fn get(&self) -> Backed<Option<String>>;
     /// Stores `value` and publishes `change`, in one step.
@@ -84,9 +87,9 @@ pub trait Backing: Send + Sync + std::fmt::Debug {
     fn lease(&self, id: Option<&str>) -> Backed<Lease>;
     /// Writes `value` under `lease` and publishes `change`, releasing the lease; fails (writing
     /// nothing) when the lease ran out first.
-    fn commit(&self, lease: Lease, id: Option<&str>, value: String, change: &Change) -> Backed<()>;
-    /// Gives `lease` back without writing.
-    fn release(&self, lease: Lease, id: Option<&str>);
+    fn commit(&self, hold: Hold, id: Option<&str>, value: String, change: &Change) -> Backed<()>;
+    /// Gives the lease back without writing.
+    fn release(&self, hold: Hold, id: Option<&str>);
     /// Appends a chunk to a stream kept to its last `keep` and publishes it.
     fn push(&self, keep: usize, chunk: String) -> Backed<()>;
     /// Every stored chunk, oldest first.
@@ -104,6 +107,11 @@ pub trait Backing: Send + Sync + std::fmt::Debug {
     /// A receiver of the feed's reconnections (each one: re-read).
     fn lagged(&self) -> broadcast::Receiver<u64>;
 }
+
+/// A backing on its way to a member (what [`LiveMember::bind`] takes; hidden: only a backend
+/// makes one).
+#[doc(hidden)]
+pub struct Backend(pub(crate) Box<dyn Backing>);
 
 /// A member's backing with its value type's codec, as plain functions so the member's own
 /// methods need no serde bounds.

@@ -1,6 +1,6 @@
 //! A cell: one value.
 
-use super::backing::{Backing, Bound, install};
+use super::backing::{Backend, Bound, install};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberValue, Write, decode, feed, to_json, with_lag,
     wrong_write,
@@ -84,7 +84,7 @@ impl<T: Clone> Cell<T> {
             if let Some(lease) = lease {
                 let json = b.json(&value);
                 let stored = json.to_string();
-                b.run(|s| s.commit(lease, None, stored, &Change::Set(json)));
+                b.run(|s| s.commit(lease.hold, None, stored, &Change::Set(json)));
             }
             return r;
         }
@@ -142,8 +142,8 @@ impl<T: MemberValue> LiveMember for Cell<T> {
         let changes = feed(self.subscribe(), |v| Change::Set(to_json(&v)));
         with_lag(changes, self.backing.get().map(Bound::backing))
     }
-    fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
-        let b = Bound::new(backing);
+    fn bind(&self, backing: Backend) -> Result<(), String> {
+        let b = Bound::new(backing.0);
         let seed = b.stored(&*read(&self.value));
         b.run(|s| s.seed_value(seed)).ok_or("the store did not answer")?;
         if let Some(Some(stored)) = b.run(|s| s.get())

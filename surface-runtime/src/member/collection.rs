@@ -1,6 +1,6 @@
 //! A collection: items by key.
 
-use super::backing::{Backing, Bound, Entries, install};
+use super::backing::{Backend, Bound, Entries, install};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberKey, MemberValue, Write, decode, feed, id_to_key,
     key_to_id, to_json, with_lag, wrong_write,
@@ -148,13 +148,13 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
             let id = (b.id)(key);
             let lease = b.items.run(|s| s.lease(Some(&id)))?;
             let Some(mut value) = lease.value.as_deref().and_then(b.items.decode) else {
-                b.items.backing().release(lease, Some(&id));
+                b.items.backing().release(lease.hold, Some(&id));
                 return None;
             };
             let r = f(&mut value);
             let stored = b.items.stored(&value);
             let change = Change::Upserted { id: id.clone() };
-            b.items.run(|s| s.commit(lease, Some(&id), stored, &change));
+            b.items.run(|s| s.commit(lease.hold, Some(&id), stored, &change));
             return Some(r);
         }
         let mut items = write(&self.items);
@@ -247,9 +247,9 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
         });
         with_lag(changes, self.backing.get().map(|b| b.items.backing()))
     }
-    fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
+    fn bind(&self, backing: Backend) -> Result<(), String> {
         let b = BoundMap {
-            items: Bound::new(backing),
+            items: Bound::new(backing.0),
             id: key_to_id::<K>,
             key: |id| id_to_key(id).ok(),
         };

@@ -1,6 +1,6 @@
 //! A counter for state an app keeps outside its members (the next id to hand out).
 
-use super::backing::{self, Backing};
+use super::backing::{self, Backend, Backing};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,7 +46,8 @@ impl Counter {
 
     /// Moves the count into `backing` (what a backend's `bind_counter` calls).
     #[doc(hidden)]
-    pub fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
+    pub fn bind(&self, backing: Backend) -> Result<(), String> {
+        let Backend(backing) = backing;
         let seed = self.next.load(Ordering::Relaxed).to_string();
         backing::run(&*backing, |s| s.seed_value(seed)).ok_or("the store did not answer")?;
         self.backing

@@ -1,6 +1,6 @@
 //! An event: occurrences, published to whoever listens.
 
-use super::backing::{Backing, Bound, install};
+use super::backing::{Backend, Bound, install};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberValue, Write, decode, feed, to_json, with_lag,
     wrong_write,
@@ -87,8 +87,8 @@ impl<T: MemberValue> LiveMember for Event<T> {
         let changes = feed(self.subscribe(), |v| Change::Published(to_json(&v)));
         with_lag(changes, self.backing.get().map(Bound::backing))
     }
-    fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
-        install(&self.backing, Bound::new(backing))
+    fn bind(&self, backing: Backend) -> Result<(), String> {
+        install(&self.backing, Bound::new(backing.0))
     }
     fn deliver(&self, change: Change, _entry: Option<&str>) {
         match change {

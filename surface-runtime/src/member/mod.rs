@@ -22,7 +22,7 @@ mod counter;
 mod event;
 mod stream;
 
-use backing::Backing;
+use backing::{Backend, Backing};
 pub use cell::Cell;
 pub use collection::{Collection, CollectionChange};
 pub use counter::Counter;
@@ -105,7 +105,7 @@ pub trait LiveMember: Send + Sync {
     fn changes(&self) -> ChangeStream;
     /// Moves the member's value into `backing` (what a backend's attach calls).
     #[doc(hidden)]
-    fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
+    fn bind(&self, backing: Backend) -> Result<(), String> {
         let _ = backing;
         Err(format!("a {} cannot live in a store", self.kind().word()))
     }

@@ -1,6 +1,6 @@
 //! A stream: a snapshot, then each new chunk.
 
-use super::backing::{Backing, Bound, Entries, install};
+use super::backing::{Backend, Bound, Entries, install};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberValue, Write, decode, feed, to_json, with_lag,
     wrong_write,
@@ -152,8 +152,8 @@ impl<C: MemberValue> LiveMember for Stream<C> {
         let changes = feed(self.chunks.subscribe(), |c| Change::Chunk(to_json(&c)));
         with_lag(changes, self.backing.get().map(Bound::backing))
     }
-    fn bind(&self, backing: Box<dyn Backing>) -> Result<(), String> {
-        let b = Bound::new(backing);
+    fn bind(&self, backing: Backend) -> Result<(), String> {
+        let b = Bound::new(backing.0);
         if self.keep > 0 {
             let seed = lock(&self.history)
                 .iter()

@@ -56,7 +56,7 @@ pub use remote::Remote;
 pub use sse::{LOCAL_HISTORY, LOCAL_STREAMS, LOCAL_TTL, SESSION_TTL, SSE_HISTORY, SSE_TTL};
 
 use crate::member::Change;
-use crate::member::backing::{LiveMembers, Unanswered};
+use crate::member::backing::{Backend, LiveMembers, Unanswered};
 use crate::spec::MemberKind;
 use crate::sync::{lock, read, write};
 use redis::aio::ConnectionManager;
@@ -215,7 +215,7 @@ impl RedisStore {
             };
             let remote = Remote::new(self.inner.clone(), spec.name, spec.kind);
             let key = remote.key().to_owned();
-            live.bind(Box::new(remote)).map_err(|e| {
+            live.bind(Backend(Box::new(remote))).map_err(|e| {
                 StoreError::new(format!("member {} could not move into the store: {e}", spec.name))
             })?;
             members.push((spec.name.to_owned(), spec.kind, key));
@@ -240,7 +240,7 @@ impl RedisStore {
     pub fn bind_counter(&self, name: &str, counter: &crate::Counter) -> Result<(), StoreError> {
         let remote = Remote::counter(self.inner.clone(), name);
         counter
-            .bind(Box::new(remote))
+            .bind(Backend(Box::new(remote)))
             .map_err(|e| StoreError::new(format!("counter {name} could not move into the store: {e}")))
     }
 }

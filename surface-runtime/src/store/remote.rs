@@ -7,7 +7,7 @@
 
 use super::{Inner, OP_TIMEOUT};
 use crate::member::Change;
-use crate::member::backing::{Backed, Backing, Entries, Lease, Unanswered};
+use crate::member::backing::{self, Backed, Backing, Entries, Lease, Unanswered};
 use crate::spec::MemberKind;
 use crate::sync::lock;
 use redis::Script;
@@ -121,8 +121,8 @@ struct Hold {
 impl Hold {
     /// The hold of a lease this backing handed out; kept until the lease's script has run, so
     /// this instance's next caller waits its turn until then.
-    fn of(lease: Lease) -> Option<Box<Hold>> {
-        lease.hold.downcast::<Hold>().ok()
+    fn of(hold: backing::Hold) -> Option<Box<Hold>> {
+        hold.downcast::<Hold>().ok()
     }
 }
 
@@ -409,9 +409,9 @@ impl Backing for Remote {
         }
     }
 
-    fn commit(&self, lease: Lease, field: Option<&str>, value: String, change: &Change) -> Backed<()> {
+    fn commit(&self, hold: backing::Hold, field: Option<&str>, value: String, change: &Change) -> Backed<()> {
         let keys = vec![self.lease_key(field), self.key.clone()];
-        let hold = Hold::of(lease);
+        let hold = Hold::of(hold);
         let args = vec![
             hold.as_ref().map(|h| h.token.clone()).unwrap_or_default(),
             field.unwrap_or_default().to_owned(),
@@ -429,8 +429,8 @@ impl Backing for Remote {
         )))
     }
 
-    fn release(&self, lease: Lease, field: Option<&str>) {
-        if let Some(hold) = Hold::of(lease) {
+    fn release(&self, hold: backing::Hold, field: Option<&str>) {
+        if let Some(hold) = Hold::of(hold) {
             let _ = self.script::<i64>(&RELEASE, vec![self.lease_key(field)], vec![hold.token.clone()]);
         }
     }
