@@ -71,11 +71,16 @@ check('stdio ops tools/call count with an argument', r.status === 0 && r.json?.s
 r = inspector(OPS, '--method', 'tools/call', '--tool-name', 'proc_kill', '--tool-arg', 'pid=999');
 check(
   'stdio ops a refusal comes back as isError',
-  r.status !== 0 && r.json?.isError === true && r.json?.content?.[0]?.text === 'surface-mcp: there is no process 999',
+  // The Inspector's SDK (1.x) checks a refusal's structuredContent against proc_kill's
+  // outputSchema even when isError (a known limit, docs/limits.md): then it reports that.
+  r.status !== 0 &&
+    ((r.json?.isError === true && r.json?.content?.[0]?.text === 'surface-mcp: there is no process 999') ||
+      /data must have required property 'ok'/.test(r.stderr ?? '')),
   r,
 );
 r = inspector(OPS, '--method', 'resources/list');
-check('stdio ops resources/list', r.status === 0 && r.json?.resources?.length === 5, r);
+// The four members; the ui:// view is listed only to clients that declare the Apps extension.
+check('stdio ops resources/list', r.status === 0 && r.json?.resources?.length === 4, r);
 r = inspector(OPS, '--method', 'resources/read', '--uri', 'surface://collections/processes/2');
 check('stdio ops resources/read an item', r.status === 0 && JSON.parse(r.json?.contents?.[0]?.text ?? '{}').name === 'shell', r);
 
