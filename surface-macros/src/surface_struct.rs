@@ -237,6 +237,18 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     );
                     value = item;
                 }
+                // `key = f64`: reported at the key, read as `u64` so the collection's own
+                // methods do not each fail on the missing `Ord`.
+                if let Some(float) = key.as_ref().and_then(float_name) {
+                    let at = key.as_ref().expect("a float key");
+                    errors.at(
+                        at,
+                        format!(
+                            "a float is not a key: `{float}` has no total order (`NaN`), so entries could not be sorted or found; write an integer or string key: `key = u64` or `key = String`"
+                        ),
+                    );
+                    key = Some(syn::parse_quote_spanned!(at.span()=> u64));
+                }
                 field.ty = container_type(kind, &value, key.as_ref(), derived);
                 let cfgs = cfgs_of(&field.attrs);
                 members.push(Member {
@@ -392,6 +404,14 @@ fn vec_item(ty: &Type) -> Option<Type> {
         },
         _ => None,
     }
+}
+
+/// `f32` or `f64` (also written `core::primitive::f64`), by name.
+fn float_name(ty: &Type) -> Option<String> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    (p.qself.is_none() && last.arguments.is_none() && (last.ident == "f32" || last.ident == "f64"))
+        .then(|| last.ident.to_string())
 }
 
 /// The value type inside a member type written with its container (`Cell<Load>` → `Load`,

@@ -1,10 +1,9 @@
-//! An `f64` key: one error at the key names the missing `Ord`; rustc also refuses the code calling the collection's methods (README: rustc's own errors).
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+//! An `f64` key: one error at the key, saying a float is not a key. The collection is then read
+//! as keyed by `u64`, so its methods and client still resolve (code passing a float key is
+//! rustc's own mismatch; README: rustc's own errors).
 use std::convert::Infallible;
 use std::sync::Arc;
 use surface::{Expose, expose, surface};
-
 
 #[surface]
 pub struct Ops {
@@ -16,7 +15,6 @@ pub struct Ops {
 impl Ops {
     #[procedure("proc.count")]
     async fn count(&self) -> Result<usize, Infallible> {
-        self.processes.upsert(1.0, "init".into());
         Ok(self.processes.len())
     }
 }
@@ -28,6 +26,6 @@ fn main() {
     let ops = Arc::new(Ops { processes: surface::Collection::new() });
     let client = OpsClient::direct(ops);
     let _ = async move {
-        let _ = client.processes().get(&1.0).await;
+        let _ = client.processes().keys().await;
     };
 }
