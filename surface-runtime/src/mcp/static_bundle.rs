@@ -267,6 +267,13 @@ const fn core_collection(core: &StaticMember, key: &str) -> bool {
     false
 }
 
+/// Whether `claim` is a bespoke tool whose own name already breaks the limits: `#[tool]` (the
+/// only implementor of `StaticTool`) said so at the function's name, so the roster does not
+/// say it again at the tool in its list. Boot-time composition still refuses it.
+const fn reported_by_tool(claim: &Claim) -> bool {
+    str_eq(claim.origin.what, "bespoke") && !Name::new(None, claim.origin.word, "").ok()
+}
+
 /// The problems blamed on one part of the invocation, as one sentence list.
 struct Report {
     at: Culprit,
@@ -333,7 +340,7 @@ pub const fn problem_at(bundle: &StaticBundle, at: Culprit) -> Option<Sentence> 
     let mut j = 0;
     while j < claims.n {
         let b = claims.get(j);
-        if !b.name.ok() {
+        if !b.name.ok() && !reported_by_tool(&b) {
             let problem = Problem::NameLimits {
                 of: NameOf::Tool,
                 name: b.name,
