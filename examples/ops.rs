@@ -7,6 +7,13 @@
 //! stdio server bridging to that daemon (`--bridge-timeout-ms N` after it: how long a bridged
 //! request waits for the daemon's answer, 30 s by default).
 //!
+//! Who may use the daemon: `--grant UID=SCOPE[,SCOPE]` after `--socket PATH` (repeatable) serves
+//! that uid with those scopes (`ops.read`, `ops.admin`); with grants the socket is connectable by
+//! every uid and an ungranted one is refused, without them it stays owner-only. `--scope
+//! SCOPE[,SCOPE]` (repeatable) after `--bridge PATH`, or alone for MCP on stdio, narrows what the
+//! agent reaches to those scopes: the bridge lists and calls only that, and dials the daemon with
+//! them.
+//!
 //! `--auth-issuer URL --auth-audience URL` after `--http ADDR` (both, or neither) makes the
 //! endpoint an OAuth 2.1 protected resource: every request needs a JWT access token issued by
 //! that issuer for that audience (the endpoint's own URL, e.g. `http://127.0.0.1:PORT/mcp`),
@@ -426,13 +433,20 @@ pub fn bridge_server(path: std::path::PathBuf, announce_close: bool) -> McpServe
     bridge_server_with(path, announce_close, surface::wire::DialOptions::default())
 }
 
-/// [`bridge_server`] with explicit dial timeouts (how long a bridged request waits).
+/// [`bridge_server`] with explicit dial timeouts (how long a bridged request waits) and scopes:
+/// with [`DialOptions::scopes`](surface::wire::DialOptions::scopes), the agent on stdio reaches
+/// only those, and the daemon is dialled with them (it enforces them too).
 pub fn bridge_server_with(
     path: std::path::PathBuf,
     announce_close: bool,
     options: surface::wire::DialOptions,
 ) -> McpServer {
-    McpServer::new("ops", env!("CARGO_PKG_VERSION"))
+    let server = McpServer::new("ops", env!("CARGO_PKG_VERSION"));
+    let server = match options.get_scopes() {
+        Some(scopes) => server.stdio_scopes(scopes.to_vec()),
+        None => server,
+    };
+    server
         .instructions(INSTRUCTIONS)
         .core(core())
         .view(PROCESSES)
@@ -455,7 +469,16 @@ pub fn bridge_server_with(
 
 /// Serves `ops` as a daemon on the unix socket at `path` until the process is stopped.
 pub async fn serve_daemon(ops: Arc<Ops>, path: &std::path::Path) -> std::io::Result<()> {
-    let _server = surface::wire::serve_unix_socket(path, ops, EXPOSE)?;
+    serve_daemon_with(ops, path, surface::wire::WireOptions::default()).await
+}
+
+/// [`serve_daemon`] with explicit options (grants: which uids may call what).
+pub async fn serve_daemon_with(
+    ops: Arc<Ops>,
+    path: &std::path::Path,
+    options: surface::wire::WireOptions,
+) -> std::io::Result<()> {
+    let _server = surface::wire::serve_unix_socket_with(path, ops, EXPOSE, options)?;
     eprintln!("ops: serving the ops surface on {}", path.display());
     std::future::pending::<()>().await;
     Ok(())
@@ -560,10 +583,24 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
     // Warnings to stderr (stdout may carry the protocol); the library installs no subscriber.
     surface::mcp::init_tracing();
     let served = mcp_server(Arc::new(Ops::new())).ui(ui).start()?;
+    let exit_usage = |e: String| -> ! {
+        eprintln!("ops: {e}\n{USAGE}");
+        std::process::exit(2);
+    };
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => served.serve_stdio().await?,
-        ["--socket", path] => {
-            if let Err(e) = serve_daemon(Arc::new(Ops::new()), path.as_ref()).await {
+        ["--scope", ..] => {
+            let scopes = scope_flags(&args).unwrap_or_else(|e| exit_usage(e));
+            mcp_server(Arc::new(Ops::new()))
+                .stdio_scopes(scopes)
+                .ui(ui)
+                .start()?
+                .serve_stdio()
+                .await?
+        }
+        ["--socket", path, rest @ ..] => {
+            let options = grant_flags(rest).unwrap_or_else(|e| exit_usage(e));
+            if let Err(e) = serve_daemon_with(Arc::new(Ops::new()), path.as_ref(), options).await {
                 // A refused path (a regular file, another daemon's socket) is a sentence, not a
                 // Debug dump.
                 eprintln!("ops: {e}");
@@ -575,16 +612,8 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
             let ops = Arc::new(Ops::new());
             surface::wire::serve_streams(ops, EXPOSE, tokio::io::stdin(), tokio::io::stdout()).await
         }
-        ["--bridge", path] => {
-            bridge_server(path.into(), true)
-                .ui(ui)
-                .start()?
-                .serve_stdio()
-                .await?
-        }
-        ["--bridge", path, "--bridge-timeout-ms", ms] => {
-            let options = surface::wire::DialOptions::default()
-                .call_timeout(std::time::Duration::from_millis(ms.parse()?));
+        ["--bridge", path, rest @ ..] => {
+            let options = bridge_flags(rest).unwrap_or_else(|e| exit_usage(e));
             bridge_server_with(path.into(), true, options)
                 .ui(ui)
                 .start()?
@@ -592,10 +621,7 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
                 .await?
         }
         ["--http", addr, rest @ ..] => {
-            let flags = HttpFlags::parse(rest).unwrap_or_else(|e| {
-                eprintln!("ops: {e}\n{USAGE}");
-                std::process::exit(2);
-            });
+            let flags = HttpFlags::parse(rest).unwrap_or_else(|e| exit_usage(e));
             let mut options = surface::mcp::HttpOptions::new(addr.parse::<std::net::SocketAddr>()?)
                 .allow_remote(flags.allow_remote);
             if let Some((issuer, audience)) = flags.auth {
@@ -614,7 +640,78 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
     Ok(())
 }
 
-const USAGE: &str = "usage: ops [--socket PATH | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui] [--metrics ADDR]   (no flag: MCP on stdio)";
+const USAGE: &str = "usage: ops [--scope SCOPE[,SCOPE]]... | --socket PATH [--grant UID=SCOPE[,SCOPE]]... | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] [--scope SCOPE[,SCOPE]]... | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui] [--metrics ADDR]   (no flag: MCP on stdio)";
+
+/// `--grant UID=SCOPE[,SCOPE]`, repeated, after `--socket PATH`.
+fn grant_flags(args: &[&str]) -> Result<surface::wire::WireOptions, String> {
+    let mut options = surface::wire::WireOptions::default();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let grant = match (*flag, args.next()) {
+            ("--grant", Some(grant)) => *grant,
+            ("--grant", None) => return Err("--grant needs UID=SCOPE[,SCOPE]".to_owned()),
+            (other, _) => return Err(format!("unknown flag {other}")),
+        };
+        let parsed = grant
+            .split_once('=')
+            .and_then(|(uid, scopes)| Some((uid.parse::<u32>().ok()?, scope_list(scopes)?)));
+        let Some((uid, scopes)) = parsed else {
+            return Err(format!(
+                "--grant {grant}: write UID=SCOPE[,SCOPE], e.g. --grant 1000=ops.read"
+            ));
+        };
+        options = options.grant(uid, scopes);
+    }
+    Ok(options)
+}
+
+/// The flags after `--bridge PATH`: `--bridge-timeout-ms N` and `--scope SCOPE[,SCOPE]`.
+fn bridge_flags(args: &[&str]) -> Result<surface::wire::DialOptions, String> {
+    let mut options = surface::wire::DialOptions::default();
+    let mut scopes: Option<Vec<String>> = None;
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match *flag {
+            "--bridge-timeout-ms" => {
+                let ms = value
+                    .parse()
+                    .map_err(|_| format!("--bridge-timeout-ms {value}: a number of milliseconds"))?;
+                options = options.call_timeout(std::time::Duration::from_millis(ms));
+            }
+            "--scope" => scopes.get_or_insert_default().extend(scope_value(value)?),
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(match scopes {
+        Some(scopes) => options.scopes(scopes),
+        None => options,
+    })
+}
+
+/// `--scope SCOPE[,SCOPE]`, repeated (MCP on stdio).
+fn scope_flags(args: &[String]) -> Result<Vec<String>, String> {
+    let mut scopes = Vec::new();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        match (flag.as_str(), args.next()) {
+            ("--scope", Some(value)) => scopes.extend(scope_value(value)?),
+            ("--scope", None) => return Err("--scope needs SCOPE[,SCOPE]".to_owned()),
+            (other, _) => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(scopes)
+}
+
+/// `ops.read,ops.admin`: scope tokens, none empty.
+fn scope_list(text: &str) -> Option<Vec<String>> {
+    let scopes: Vec<String> = text.split(',').map(str::to_owned).collect();
+    scopes.iter().all(|s| !s.is_empty()).then_some(scopes)
+}
+
+fn scope_value(text: &str) -> Result<Vec<String>, String> {
+    scope_list(text).ok_or_else(|| format!("--scope {text}: write SCOPE[,SCOPE], e.g. --scope ops.read"))
+}
 
 /// The flags after `--http ADDR`, in any order.
 #[derive(Default)]

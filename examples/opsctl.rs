@@ -15,6 +15,14 @@
 //! cargo run --example opsctl -- --socket /tmp/ops.sock proc_kill --pid 2
 //! cargo run --example opsctl -- --socket /tmp/ops.sock watch processes
 //! ```
+//!
+//! `--scope SCOPE[,SCOPE]` (`ops.read`, `ops.admin`) narrows what one invocation reaches: `list`
+//! shows only that, anything else is refused (exit 1, one sentence) before it is dialled, and
+//! the daemon is dialled with those scopes, so it refuses the rest as well:
+//!
+//! ```sh
+//! cargo run --example opsctl -- --scope ops.read proc_kill --pid 2   # refused, exit 1
+//! ```
 
 // The surface is declared once, in the MCP example; this command reuses it whole.
 #[allow(dead_code)]
@@ -37,8 +45,11 @@ fn main() -> ExitCode {
         .core(ops::core())
         // Built when a command first needs it: never for --help, list or completions.
         .client(|| BundleClient::with_core(OpsClient::direct(Arc::new(Ops::new()))))
-        .dial(|path| async move {
-            let (client, dispose, _) = surface::wire::dial_unix_socket::<Ops>(&path).await?.into_parts();
+        // Dialled with the invocation's scopes (`--scope ops.read`): the daemon refuses the rest too.
+        .dial_with(|path, options| async move {
+            let (client, dispose, _) = surface::wire::dial_unix_socket_with::<Ops>(&path, &options)
+                .await?
+                .into_parts();
             Ok(OwnedBundle::new(BundleClient::with_core(client)).dispose(dispose))
         })
         .build();

@@ -1,5 +1,6 @@
-//! The audit trail (`McpServer::audit`): one `tracing` event per mutating call, none for a
-//! read-only one, none at all by default; arguments only when asked for.
+//! The audit trail (`McpServer::audit`, `WireOptions::audit`): one `tracing` event per mutating
+//! call, none for a read-only one, none at all by default; arguments only when asked for — on
+//! the MCP face (both eras) and on the wire face (the subject is the peer's `uid:<n>`).
 
 #[allow(dead_code)]
 #[path = "../examples/ops.rs"]
@@ -10,6 +11,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use surface::mcp::{Audit, McpServer, ServedMcp};
 use surface::testing::{Era, TestClient};
+use surface::wire::{WireOptions, dial_unix_socket, serve_unix_socket_with};
 
 /// What a subscriber wrote, shared with the test.
 #[derive(Clone, Default)]
@@ -27,6 +29,18 @@ impl Write for Captured {
 }
 
 impl Captured {
+    /// Captures every event of this thread until the guard drops (the tests' runtimes are
+    /// current-thread: every event of the calls, and of the served side's tasks, lands here).
+    fn start() -> (Captured, tracing::subscriber::DefaultGuard) {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        (captured, tracing::subscriber::set_default(subscriber))
+    }
+
     fn lines(&self) -> Vec<String> {
         let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
         text.lines()
@@ -47,14 +61,7 @@ fn served(audit: Option<Audit>) -> ServedMcp {
 
 /// Spawns and kills one process and reads the load, in `era`, with `audit`: the audit lines.
 async fn run(audit: Option<Audit>, era: Era) -> Vec<String> {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    // One thread (the test's runtime is current-thread): every event of the calls lands here.
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::start();
     let agent = TestClient::connect(&served(audit), era).await;
     let spawned = agent.call("proc_spawn", json!({"name": "audited"})).await;
     let pid = spawned.value()["pid"].as_u64().unwrap();
@@ -98,4 +105,70 @@ async fn arguments_are_recorded_only_on_request_and_nothing_by_default() {
     );
     assert!(run(None, Era::Legacy).await.is_empty());
     assert!(run(Some(Audit::Off), Era::Modern).await.is_empty());
+}
+
+/// The wire face's audit trail: on a unix socket, with `audit`, spawns and kills one process
+/// and samples the load (read-only): the audit lines.
+async fn run_wire(audit: Option<Audit>) -> Vec<String> {
+    let (captured, _guard) = Captured::start();
+    let dir = std::env::temp_dir().join(format!(
+        "surface-audit-wire-{}-{}",
+        std::process::id(),
+        audit.is_some()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ops.sock");
+    let mut options = WireOptions::default();
+    if let Some(audit) = audit {
+        options = options.audit(audit);
+    }
+    let server = serve_unix_socket_with(&path, Arc::new(ops::Ops::new()), ops::EXPOSE, options).unwrap();
+    let connection = dial_unix_socket::<ops::Ops>(&path).await.unwrap();
+    let proc = connection.client.proc();
+    let spawned = proc
+        .spawn(ops::Spawn {
+            name: "audited".into(),
+            paused: false,
+        })
+        .await
+        .unwrap();
+    proc.kill(ops::Kill { pid: spawned.pid }).await.unwrap();
+    proc.kill(ops::Kill { pid: 999_999 }).await.unwrap_err();
+    let dispatch = surface::SurfaceClient::dispatch(&connection.client);
+    surface::call_typed::<_, serde_json::Value>(&**dispatch, "load.sample", &json!({}))
+        .await
+        .unwrap();
+    connection.dispose();
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+    captured.lines()
+}
+
+#[tokio::test]
+async fn the_wire_face_audits_each_mutating_call_by_uid_and_nothing_by_default() {
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
+    let lines = run_wire(Some(Audit::Mutations)).await;
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert!(lines[0].contains("tool=\"proc.spawn\""), "{}", lines[0]);
+    assert!(lines[1].contains("tool=\"proc.kill\""), "{}", lines[1]);
+    for line in &lines {
+        assert!(
+            line.contains(" INFO ") && line.contains("surface::audit: call"),
+            "{line}"
+        );
+        assert!(line.contains(&format!("subject=\"uid:{uid}\"")), "{line}");
+        assert!(line.contains("issuer=\"unix\""), "{line}");
+        assert!(line.contains("duration_ms="), "{line}");
+        assert!(!line.contains("arguments"), "no arguments unless asked: {line}");
+    }
+    assert!(lines[1].contains("outcome=\"ok\""), "{}", lines[1]);
+    assert!(lines[2].contains("outcome=\"failed: "), "{}", lines[2]);
+    let with_arguments = run_wire(Some(Audit::MutationsWithArguments)).await;
+    assert!(
+        with_arguments[0].contains(r#"arguments="{\"name\":\"audited\",\"paused\":false}""#),
+        "{}",
+        with_arguments[0]
+    );
+    assert!(run_wire(None).await.is_empty());
 }

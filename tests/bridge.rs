@@ -304,3 +304,66 @@ async fn concurrent_first_calls_share_one_dial_and_close_opens_nothing() {
         "nothing is dialled after close()"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_dialled_with_scopes_is_narrowed_by_the_daemon() {
+    let path = socket("narrowed");
+    let daemon = Daemon::start(&path, None).await;
+    let options = surface::wire::DialOptions::default().scopes(["ops.read"]);
+    let connection = surface::wire::dial_unix_socket_with::<ops::Ops>(&path, &options)
+        .await
+        .unwrap();
+    let client = &connection.client;
+    // The daemon's owner holds every scope, but this connection gave up all but `ops.read`.
+    let refused = client.proc().kill(ops::Kill { pid: 1 }).await.unwrap_err();
+    assert_eq!(refused.message, "Ops has no procedure \"proc.kill\"");
+    assert_eq!(client.load().get().await.unwrap().procs, 2);
+    connection.dispose();
+    daemon.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_given_scopes_lists_and_calls_only_what_they_reach() {
+    let path = socket("scoped-bridge");
+    let daemon = Daemon::start(&path, None).await;
+    let mut bridge = common::stdio::Wire::start_with(
+        &["--bridge", path.to_str().unwrap(), "--scope", "ops.read"],
+        &[],
+        false,
+    );
+    bridge.initialize().await;
+    let listed = bridge.request(1, "tools/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"load_sample"), "{names:?}");
+    assert!(
+        !names.contains(&"proc_kill") && !names.contains(&"proc_spawn"),
+        "{names:?}"
+    );
+    // Outside the scopes: exactly as a tool that does not exist.
+    let kill = bridge
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "proc_kill", "arguments": {"pid": 1}}),
+        )
+        .await;
+    let never = bridge
+        .request(3, "tools/call", json!({"name": "proc_never", "arguments": {}}))
+        .await;
+    assert_eq!(kill["error"]["code"], never["error"]["code"], "{kill} {never}");
+    assert!(
+        kill["error"]["message"].as_str().unwrap().contains("proc_kill"),
+        "{kill}"
+    );
+    let sample = bridge
+        .request(4, "tools/call", json!({"name": "load_sample", "arguments": {}}))
+        .await;
+    assert_eq!(sample["result"]["isError"], false, "{sample}");
+    drop(bridge);
+    daemon.kill().await;
+}

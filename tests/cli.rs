@@ -552,3 +552,80 @@ fn cannot_reach_is_3_for_every_command() {
         );
     }
 }
+
+#[test]
+fn a_scope_narrows_the_list_and_refuses_the_rest_before_any_dial() {
+    let names = |o: &Output| -> Vec<String> {
+        stdout_json(o)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = run(&["list"]);
+    assert!(names(&all).contains(&"proc_kill".to_owned()));
+    let read = run(&["--scope", "ops.read", "list"]);
+    assert_eq!(code(&read), 0);
+    let read = names(&read);
+    for reached in [
+        "load_sample",
+        "count",
+        "processes_view",
+        "load",
+        "processes",
+        "log",
+        "autosave",
+    ] {
+        assert!(read.contains(&reached.to_owned()), "{reached} in {read:?}");
+    }
+    assert!(!read.contains(&"proc_kill".to_owned()) && !read.contains(&"proc_spawn".to_owned()));
+    // `ops.admin` implies `ops.read`; two scopes are one flag with a comma, or two flags.
+    assert_eq!(names(&run(&["--scope", "ops.admin", "list"])), names(&all));
+    assert_eq!(
+        names(&run(&["--scope", "ops.read,ops.admin", "list"])),
+        names(&all)
+    );
+
+    // Outside the scopes: refused (1) with one sentence, in-process and before any dial (a
+    // socket nobody serves would be 3).
+    for args in [
+        &["--scope", "ops.read", "proc_kill", "--pid", "2"][..],
+        &[
+            "--socket",
+            "/nonexistent/ops.sock",
+            "--scope",
+            "ops.read",
+            "proc_kill",
+            "--pid",
+            "2",
+        ],
+    ] {
+        let refused = run(args);
+        assert_eq!(code(&refused), 1, "{refused:?}");
+        assert!(refused.stdout.is_empty());
+        let said = stderr_json(&refused);
+        assert_eq!(said["kind"], "refused");
+        assert_eq!(
+            said["message"],
+            "tool `proc_kill` is out of reach: it needs the scope ops.admin, and this command holds ops.read"
+        );
+    }
+    let member = run(&["--scope", "ops.admin", "--scope", "ops.read", "get", "load"]);
+    assert_eq!(code(&member), 0, "{member:?}");
+    // A scope the surface does not declare is a usage error.
+    let typo = run(&["--scope", "ops.raed", "list"]);
+    assert_eq!(code(&typo), 2, "{typo:?}");
+}
+
+#[test]
+fn a_scope_reaches_the_daemon_too() {
+    let daemon = Daemon::start("scoped");
+    let s = daemon.socket();
+    let read = run(&["--socket", s, "--scope", "ops.read", "get", "load"]);
+    assert_eq!((code(&read), stdout_json(&read)["procs"].clone()), (0, json!(2)));
+    let refused = run(&["--socket", s, "--scope", "ops.read", "proc_spawn", "--name", "x"]);
+    assert_eq!(code(&refused), 1, "{refused:?}");
+    let spawned = run(&["--socket", s, "--scope", "ops.admin", "proc_spawn", "--name", "x"]);
+    assert_eq!(code(&spawned), 0, "{spawned:?}");
+}

@@ -176,6 +176,13 @@ impl ErasedExpose {
         crate::scopes::by_wire(self.scopes, wire)
     }
 
+    /// Whether `principal` reaches `key`'s exposure (see [`crate::Scope`]): one without a
+    /// scope, one whose scope it holds or a broader one implies; with no principal (a face that
+    /// identified nobody), everything.
+    pub fn reaches(&self, key: &str, principal: Option<&crate::Principal>) -> bool {
+        crate::scopes::reaches(self.scope_of(key), principal)
+    }
+
     /// Whether member `key` is also served as read-only tools.
     pub fn is_mirrored(&self, key: &str) -> bool {
         self.mirrored.contains(&key)

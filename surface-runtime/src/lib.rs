@@ -6,6 +6,8 @@
 #![warn(missing_docs)]
 
 pub mod ask;
+#[cfg(any(feature = "mcp", feature = "wire"))]
+pub mod audit;
 #[cfg(feature = "auth")]
 pub mod auth;
 #[cfg(any(feature = "mcp", feature = "wire"))]

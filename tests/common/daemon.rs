@@ -29,9 +29,16 @@ pub struct Daemon(std::process::Child);
 impl Daemon {
     /// Starts it and waits until its socket answers.
     pub async fn start(path: &Path) -> Daemon {
+        Daemon::start_with(path, &[]).await
+    }
+
+    /// Starts `ops --socket PATH ARGS` (e.g. `--grant 1000=ops.read`) and waits until its
+    /// socket answers.
+    pub async fn start_with(path: &Path, args: &[&str]) -> Daemon {
         let child = std::process::Command::new(super::ops_binary())
             .arg("--socket")
             .arg(path)
+            .args(args)
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("ops starts");

@@ -21,6 +21,12 @@
 //! streams and watches; `--json` prints a tool's whole answer. Refusals go to stderr as JSON.
 //! The exit code says what happened: see [`exit`].
 //!
+//! A command may hold fewer scopes than the surface declares ([`Cli::scopes`], and per
+//! invocation `--scope SCOPE[,SCOPE]`, which only narrows): `list` shows what they reach, a
+//! command outside them is refused locally ([`exit::REFUSED`], one sentence) before anything is
+//! dialled, and a dialled daemon is dialled with them ([`Cli::dial_with`]), so it refuses the
+//! rest too.
+//!
 //! ```no_run
 //! # use std::convert::Infallible;
 //! # use surface_runtime::{Expose, bundle::{BundleClient, Member}};
@@ -47,11 +53,14 @@ use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
 use crate::rules::str_eq;
 use crate::schema;
+use crate::scopes::listed;
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::table::{
     ToolRow, ToolTarget, exposed_members, resource_uri, roster_problems, scoped_member_name, tool_table,
 };
 use crate::tool::{BespokeTool, CancellationToken, OkImage, ToolOutput};
+use crate::wire::DialOptions;
+use crate::{Principal, Scope};
 use base64::Engine;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -137,7 +146,8 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {}
 
 type LocalFactory = Arc<dyn Fn() -> BundleClient + Send + Sync>;
-type SocketFactory = Arc<dyn Fn(PathBuf) -> BoxFuture<'static, Result<OwnedBundle, Failure>> + Send + Sync>;
+type SocketFactory =
+    Arc<dyn Fn(PathBuf, DialOptions) -> BoxFuture<'static, Result<OwnedBundle, Failure>> + Send + Sync>;
 
 /// Builds the argv face of a rooted bundle. See the [module docs](self).
 #[must_use = "call `.build()` to compose the command"]
@@ -150,6 +160,7 @@ pub struct Cli {
     root_tools: RootTools,
     local: Option<LocalFactory>,
     socket: Option<SocketFactory>,
+    scopes: Option<Vec<String>>,
 }
 
 impl Cli {
@@ -164,7 +175,17 @@ impl Cli {
             root_tools: RootTools::new(),
             local: None,
             socket: None,
+            scopes: None,
         }
+    }
+
+    /// The scopes this command holds (wire strings, e.g. `ops.read`; default: every one, so
+    /// it reaches everything exposed). `list` shows what they reach, anything else is refused
+    /// before it is dialled, and [`Cli::dial_with`] dials with them. `--scope` narrows further
+    /// per invocation, never wider than this.
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
     }
 
     /// The one-line description `--help` starts with.
@@ -212,12 +233,36 @@ impl Cli {
     /// [`crate::wire::dial_unix_socket`]) and answers it as an [`OwnedBundle`] — the shape
     /// [`crate::mcp::McpServer::dial`] takes, handed the path. Without `--socket`, the command
     /// runs in-process when [`Cli::client`] was given, and is a usage error otherwise.
-    pub fn dial<F, Fut>(mut self, dial: F) -> Self
+    pub fn dial<F, Fut>(self, dial: F) -> Self
     where
         F: Fn(PathBuf) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<OwnedBundle, Failure>> + Send + 'static,
     {
-        self.socket = Some(Arc::new(move |path| Box::pin(dial(path))));
+        self.dial_with(move |path, _| dial(path))
+    }
+
+    /// [`Cli::dial`], handed the [`DialOptions`] the invocation asks for as well: its scopes
+    /// ([`Cli::scopes`], `--scope`), so the daemon refuses what they do not reach too. Pass
+    /// them to [`crate::wire::dial_unix_socket_with`].
+    ///
+    /// ```no_run
+    /// # fn f<S: surface_runtime::Surface>(cli: surface_runtime::cli::Cli) -> surface_runtime::cli::Cli
+    /// # where S::Client: Clone {
+    /// use surface_runtime::bundle::{BundleClient, OwnedBundle};
+    /// cli.dial_with(|path, options| async move {
+    ///     let (client, dispose, _) = surface_runtime::wire::dial_unix_socket_with::<S>(&path, &options)
+    ///         .await?
+    ///         .into_parts();
+    ///     Ok(OwnedBundle::new(BundleClient::with_core(client)).dispose(dispose))
+    /// })
+    /// # }
+    /// ```
+    pub fn dial_with<F, Fut>(mut self, dial: F) -> Self
+    where
+        F: Fn(PathBuf, DialOptions) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<OwnedBundle, Failure>> + Send + 'static,
+    {
+        self.socket = Some(Arc::new(move |path, options| Box::pin(dial(path, options))));
         self
     }
 
@@ -226,6 +271,25 @@ impl Cli {
     /// command already takes. Dials nothing.
     pub fn build(self) -> Result<BuiltCli, BuildError> {
         let mut problems = roster_problems(self.core.as_ref(), &self.siblings);
+        let mut declared: Vec<Scope> = Vec::new();
+        for member in self.core.iter().chain(self.siblings.values()) {
+            for scope in member.expose.scopes() {
+                if !declared.iter().any(|d| d.wire == scope.wire) {
+                    declared.push(*scope);
+                }
+            }
+        }
+        if let Some(scope) = self
+            .scopes
+            .iter()
+            .flatten()
+            .find(|s| !declared.iter().any(|d| &d.wire == s))
+        {
+            problems.push(format!(
+                "the command is given the scope \"{scope}\", which no served surface declares (declared: {})",
+                listed(declared.iter().map(|s| s.wire))
+            ));
+        }
         let rows = tool_table(
             self.core.as_ref(),
             &self.siblings,
@@ -244,7 +308,7 @@ impl Cli {
             let fields = flags::fields(&row.entry.input.schema);
             let mut longs = flags::longs(&fields);
             for long in &longs {
-                if RESERVED_FLAGS.contains(&long.as_str()) {
+                if RESERVED_FLAGS.contains(&long.as_str()) || (!declared.is_empty() && long == "scope") {
                     problems.push(format!(
                         "tool \"{}\" has a property `{long}`, and `--{long}` is a flag the command already takes — rename the property",
                         row.name
@@ -274,6 +338,7 @@ impl Cli {
                     member: name,
                     kind,
                     spec: member.spec(),
+                    scope: member.expose.scope_of(name),
                 });
             }
         }
@@ -296,6 +361,8 @@ impl Cli {
             specs,
             local: self.local,
             socket: self.socket,
+            declared,
+            scopes: self.scopes,
             owns_stdout: false,
         })
     }
@@ -313,6 +380,8 @@ struct MemberRow {
     member: &'static str,
     kind: MemberKind,
     spec: &'static SurfaceSpec,
+    /// The declared scope reading it needs.
+    scope: Option<&'static Scope>,
 }
 
 impl MemberRow {
@@ -334,9 +403,45 @@ pub struct BuiltCli {
     specs: Vec<(Option<String>, &'static SurfaceSpec)>,
     local: Option<LocalFactory>,
     socket: Option<SocketFactory>,
+    /// Every scope the served surfaces declare.
+    declared: Vec<Scope>,
+    /// The scopes the command holds ([`Cli::scopes`]; `None`: all).
+    scopes: Option<Vec<String>>,
     /// Set by [`BuiltCli::main`]: the process is this command's, so its stdout is kept for
     /// data and a handler's stray print goes to stderr.
     owns_stdout: bool,
+}
+
+/// Who one invocation runs as: the scopes it holds (`None`: it holds every scope).
+struct Caller(Option<Principal>);
+
+impl Caller {
+    fn reaches(&self, scope: Option<&Scope>) -> bool {
+        crate::scopes::reaches(scope, self.0.as_ref())
+    }
+
+    /// Refuses `what` unless the caller reaches `scope`: one sentence, the refused exit code.
+    fn check(&self, what: &str, scope: Option<&Scope>) -> Result<(), Stop> {
+        match (scope, &self.0) {
+            (Some(scope), Some(p)) if !self.reaches(Some(scope)) => Err(refuse(&Failure::new(
+                FailureKind::Refused,
+                format!(
+                    "{what} is out of reach: it needs the scope {}, and this command holds {}",
+                    scope.wire,
+                    listed(p.scopes())
+                ),
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The options a dial of this invocation takes.
+    fn dial_options(&self) -> DialOptions {
+        match &self.0 {
+            Some(p) => DialOptions::default().scopes(p.scopes().to_vec()),
+            None => DialOptions::default(),
+        }
+    }
 }
 
 fn first_line(text: &str) -> String {
@@ -384,6 +489,19 @@ impl BuiltCli {
             );
         if let Some(about) = &self.about {
             cmd = cmd.about(about.clone());
+        }
+        if !self.declared.is_empty() {
+            cmd = cmd.arg(
+                Arg::new("scope")
+                    .long("scope")
+                    .global(true)
+                    .action(ArgAction::Append)
+                    .value_delimiter(',')
+                    .help_heading("Connection")
+                    .value_name("SCOPE")
+                    .value_parser(PossibleValuesParser::new(self.declared.iter().map(|s| s.wire)))
+                    .help("Reach only what these scopes reach (repeatable, or SCOPE,SCOPE)"),
+            );
         }
         if self.socket.is_some() {
             cmd = cmd.arg(
@@ -516,16 +634,42 @@ impl BuiltCli {
             }
         };
         let out = Out::new(self.owns_stdout);
+        let caller = self.caller(&matches);
         tokio::select! {
-            code = self.dispatch(&matches, &out) => code.unwrap_or_else(|Stop(code)| code),
+            code = self.dispatch(&matches, &caller, &out) => code.unwrap_or_else(|Stop(code)| code),
             _ = tokio::signal::ctrl_c() => exit::INTERRUPTED,
         }
     }
 
-    async fn dispatch(&self, matches: &ArgMatches, out: &Out) -> Result<u8, Stop> {
+    /// The scopes this invocation holds: the command's, narrowed by `--scope`.
+    fn caller(&self, matches: &ArgMatches) -> Caller {
+        let asked: Option<Vec<&String>> = matches
+            .try_get_many::<String>("scope")
+            .ok()
+            .flatten()
+            .map(Iterator::collect);
+        let all = || {
+            self.declared
+                .iter()
+                .map(|s| s.wire.to_owned())
+                .collect::<Vec<_>>()
+        };
+        let held = match (&self.scopes, asked) {
+            (None, None) => return Caller(None),
+            (Some(held), None) => held.clone(),
+            (held, Some(asked)) => {
+                crate::scopes::narrow(&self.declared, &held.clone().unwrap_or_else(all), &asked)
+            }
+        };
+        Caller(Some(Principal::new("cli", self.name.clone()).with_scopes(held)))
+    }
+
+    async fn dispatch(&self, matches: &ArgMatches, caller: &Caller, out: &Out) -> Result<u8, Stop> {
         let (name, sub) = matches.subcommand().expect("a subcommand is required");
         match name {
-            "list" => out.value(&self.list(sub.get_flag("json"))).map(|()| exit::OK),
+            "list" => out
+                .value(&self.list(sub.get_flag("json"), caller))
+                .map(|()| exit::OK),
             "completions" => {
                 let shell = match sub.get_one::<String>("shell").map(String::as_str) {
                     Some("zsh") => clap_complete::Shell::Zsh,
@@ -543,7 +687,8 @@ impl BuiltCli {
                     .iter()
                     .find(|m| &m.name == member)
                     .expect("clap checked it");
-                let link = self.link(matches)?;
+                caller.check(&format!("member `{}`", row.name), row.scope)?;
+                let link = self.link(matches, caller)?;
                 let timeout = timeout(matches);
                 match name {
                     "keys" => {
@@ -567,7 +712,8 @@ impl BuiltCli {
                     .iter()
                     .find(|t| t.row.name == tool)
                     .expect("clap checked it");
-                self.call(tool, sub, matches, out).await
+                caller.check(&format!("tool `{}`", tool.row.name), tool.row.entry.scope)?;
+                self.call(tool, sub, matches, caller, out).await
             }
         }
     }
@@ -643,7 +789,14 @@ impl BuiltCli {
         }
     }
 
-    async fn call(&self, tool: &Tool, sub: &ArgMatches, matches: &ArgMatches, out: &Out) -> Result<u8, Stop> {
+    async fn call(
+        &self,
+        tool: &Tool,
+        sub: &ArgMatches,
+        matches: &ArgMatches,
+        caller: &Caller,
+        out: &Out,
+    ) -> Result<u8, Stop> {
         let arguments = match sub.get_one::<String>("input") {
             Some(text) => {
                 let text = if text == "-" {
@@ -699,7 +852,7 @@ impl BuiltCli {
         if let Some(decode) = decode {
             decode(&value).map_err(|f| refuse(&f))?;
         }
-        let link = self.link(matches)?;
+        let link = self.link(matches, caller)?;
         let bundle = link.bundle();
         let answer = match tokio::time::timeout(
             timeout(matches),
@@ -733,11 +886,11 @@ impl BuiltCli {
         }
     }
 
-    fn list(&self, whole: bool) -> Value {
+    fn list(&self, whole: bool, caller: &Caller) -> Value {
+        let tools = || self.tools.iter().filter(|t| caller.reaches(t.row.entry.scope));
+        let members = || self.members.iter().filter(|m| caller.reaches(m.scope));
         if whole {
-            let tools: Vec<Value> = self
-                .tools
-                .iter()
+            let tools: Vec<Value> = tools()
                 .map(|t| {
                     let mut o = Map::new();
                     o.insert("name".into(), t.row.name.clone().into());
@@ -758,9 +911,7 @@ impl BuiltCli {
                     Value::Object(o)
                 })
                 .collect();
-            let members: Vec<Value> = self
-                .members
-                .iter()
+            let members: Vec<Value> = members()
                 .map(|m| {
                     let mut o = Map::new();
                     o.insert("name".into(), m.name.clone().into());
@@ -774,26 +925,24 @@ impl BuiltCli {
                 .collect();
             json!({"tools": tools, "members": members})
         } else {
-            let tools = self.tools.iter().map(
+            let tools = tools().map(
                 |t| json!({"name": t.row.name, "kind": "tool", "description": first_line(t.row.description)}),
             );
-            let members = self
-                .members
-                .iter()
+            let members = members()
                 .map(|m| json!({"name": m.name, "kind": m.kind.word(), "description": first_line(m.doc())}));
             Value::Array(tools.chain(members).collect())
         }
     }
 
     /// The connection this invocation uses: in-process, or `--socket PATH` dialled on first use.
-    fn link(&self, matches: &ArgMatches) -> Result<Link, Stop> {
+    fn link(&self, matches: &ArgMatches, caller: &Caller) -> Result<Link, Stop> {
         let socket = self.socket.as_ref().and_then(|f| {
             matches
                 .get_one::<PathBuf>("socket")
                 .map(|p| (f.clone(), p.clone()))
         });
         let reach = match (socket, &self.local) {
-            (Some((dial, path)), _) => Reach::Dial(dial, path),
+            (Some((dial, path)), _) => Reach::Dial(dial, path, caller.dial_options()),
             (None, Some(local)) => Reach::Local(local.clone()),
             (None, None) => return Err(usage("no served surface to reach: pass --socket PATH".to_owned())),
         };
@@ -999,7 +1148,7 @@ impl Out {
 
 enum Reach {
     Local(LocalFactory),
-    Dial(SocketFactory, PathBuf),
+    Dial(SocketFactory, PathBuf, DialOptions),
 }
 
 /// Opens the connection once, on first use: a command that fails its local checks dials
@@ -1037,12 +1186,14 @@ impl Connector {
                         bundle: f(),
                         dispose: None,
                     }),
-                    Reach::Dial(dial, path) => {
-                        match tokio::time::timeout(self.timeout, dial(path.clone())).await {
+                    Reach::Dial(dial, path, options) => {
+                        match tokio::time::timeout(self.timeout, dial(path.clone(), options.clone())).await {
                             Ok(Ok(owned)) => Ok(Connected {
                                 bundle: owned.bundle.clone(),
                                 dispose: owned_dispose(owned),
                             }),
+                            // The daemon refused this caller (a uid it does not grant): its sentence.
+                            Ok(Err(e)) if e.kind == FailureKind::Refused => Err(e),
                             Ok(Err(e)) => Err(unreachable(path, &e.message)),
                             Err(_) => Err(unreachable(
                                 path,

@@ -28,7 +28,7 @@ pub(crate) struct Settings {
     /// waited for at the end ([`CLOSE_STALL`]).
     pub(crate) transport: Limits,
     /// Which calls leave an audit event.
-    pub(crate) audit: super::audit::Audit,
+    pub(crate) audit: crate::audit::Audit,
     /// How long one ask waits for the host's answer ([`ASK_TIMEOUT`]).
     pub(crate) ask_timeout: std::time::Duration,
     /// The bounds of MCP tasks (tasks.rs).
@@ -44,7 +44,7 @@ impl Default for Settings {
         Settings {
             max_subscriptions: MAX_SUBSCRIPTIONS,
             transport: Limits::default(),
-            audit: super::audit::Audit::Off,
+            audit: crate::audit::Audit::Off,
             ask_timeout: ASK_TIMEOUT,
             tasks: super::tasks::TaskSettings::default(),
             layers: crate::layer::Layers::default(),

@@ -24,7 +24,6 @@
 
 mod apps;
 mod asking;
-mod audit;
 mod completion;
 mod config;
 mod content;
@@ -61,11 +60,11 @@ mod tasks;
 mod transport;
 mod watch;
 
+pub use crate::audit::{AUDIT_TARGET, Audit};
 pub use crate::bundle::{BundleClient, Member, RootTools, Siblings};
 pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
-pub use audit::{AUDIT_TARGET, Audit};
 pub use config::{
     ASK_TIMEOUT, CLOSE_STALL, ClientFactory, Instructions, MAX_IN_FLIGHT, MAX_LINE, MAX_SUBSCRIPTIONS,
 };

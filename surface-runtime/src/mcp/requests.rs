@@ -156,7 +156,7 @@ impl Handler {
             request.request_state,
             self.shared.settings.ask_timeout,
         )?;
-        let audited = super::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
+        let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
             serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
         });
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
@@ -180,11 +180,7 @@ impl Handler {
             Err(e) => Err(invalid_argument(e)),
         };
         if let Some(audited) = audited {
-            let outcome = match &answer {
-                Ok(_) => "ok".to_owned(),
-                Err(failure) => format!("failed: {}", failure.message),
-            };
-            audited.end(principal.as_deref(), name, &outcome);
+            audited.answered(principal.as_deref(), name, &answer);
         }
         let result = match answer {
             Ok(output) => results::success(output),

@@ -37,6 +37,7 @@ pub struct DialOptions {
     greeting_timeout: Duration,
     call_timeout: Duration,
     watch_buffer: usize,
+    scopes: Option<Vec<String>>,
 }
 
 impl Default for DialOptions {
@@ -45,6 +46,7 @@ impl Default for DialOptions {
             greeting_timeout: Self::DEFAULT_GREETING_TIMEOUT,
             call_timeout: Self::DEFAULT_CALL_TIMEOUT,
             watch_buffer: Self::DEFAULT_WATCH_BUFFER,
+            scopes: None,
         }
     }
 }
@@ -82,9 +84,29 @@ impl DialOptions {
         self
     }
 
+    /// Dials with these scopes only (wire strings, e.g. `ops.read`): once greeted, the
+    /// connection gives up every other scope its uid was granted, so the served side answers
+    /// anything outside them as if it did not exist. A connection can only narrow: a scope its
+    /// uid was not granted stays out of reach. Default: every scope the uid holds.
+    ///
+    /// ```
+    /// use surface_runtime::wire::DialOptions;
+    /// let options = DialOptions::default().scopes(["ops.read"]);
+    /// assert_eq!(options.get_scopes(), Some(&["ops.read".to_owned()][..]));
+    /// ```
+    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// See [`call_timeout`](Self::call_timeout).
     pub fn get_call_timeout(&self) -> Duration {
         self.call_timeout
+    }
+
+    /// See [`scopes`](Self::scopes).
+    pub fn get_scopes(&self) -> Option<&[String]> {
+        self.scopes.as_deref()
     }
 }
 
@@ -425,6 +447,14 @@ where
                 reply: Reply::Ok(v),
             }) => serde_json::from_value(v)
                 .map_err(|e| transport(false, format!("the served side's greeting did not decode: {e}")))?,
+            // Refused in place of the greeting (a uid the daemon does not grant): its sentence.
+            Ok(ReplyFrame {
+                id: 0,
+                reply: Reply::Err(refusal),
+            }) => {
+                closed.close();
+                return Err(refusal);
+            }
             _ => {
                 return Err(transport(
                     false,
@@ -487,7 +517,19 @@ where
         lock(&reader_inner.pending).clear();
         lock(&reader_inner.watches).clear();
     });
-    Ok((SocketDispatch { inner }, closed))
+    let dispatch = SocketDispatch { inner };
+    if let Some(scopes) = &options.scopes {
+        let narrowed = dispatch
+            .request(Request::Narrow {
+                scopes: scopes.clone(),
+            })
+            .await;
+        if let Err(f) = narrowed {
+            closed.close();
+            return Err(f);
+        }
+    }
+    Ok((dispatch, closed))
 }
 
 /// Dials a surface served on a unix socket ([`super::serve_unix_socket`]).

@@ -12,6 +12,18 @@
 //! ← {"id":2,"change":{"upserted":{"id":"3"}}}
 //! → {"id":3,"op":"unwatch","watch":2}
 //! ```
+//!
+//! Who calls is the connection's: on a unix socket, the peer's uid (`uid:<n>`), reaching what
+//! [`WireOptions::grant`](super::WireOptions::grant) granted it. `list` answers what this
+//! connection reaches, and `narrow` gives up scopes for the rest of the connection (a client
+//! dialled with fewer scopes than its uid holds, as the argv face and the bridge do):
+//!
+//! ```text
+//! → {"id":4,"op":"narrow","scopes":["ops.read"]}
+//! ← {"id":4,"ok":{"subject":"uid:1000","scopes":["ops.read"]}}
+//! → {"id":5,"op":"list"}
+//! ← {"id":5,"ok":{"subject":"uid:1000","scopes":["ops.read"],"members":["load"],"procedures":["load.sample"]}}
+//! ```
 //! Frames are bounded ([`MAX_FRAME`]); a longer line ends the connection.
 
 use crate::failure::Failure;
@@ -58,6 +70,29 @@ pub enum Request {
         /// The id of the `watch` request.
         watch: u64,
     },
+    /// What this connection reaches: a [`Reach`].
+    List,
+    /// Keep only these scopes (of those the connection holds) for the rest of the connection;
+    /// answered with a [`Reach`] without its lists.
+    Narrow {
+        /// Scope wire strings (`ops.read`).
+        scopes: Vec<String>,
+    },
+}
+
+/// Who a connection calls as, and what it reaches (the answer to `list` and `narrow`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reach {
+    /// `uid:<n>` on a unix socket; `stdio` on a pair of streams.
+    pub subject: String,
+    /// The scopes it holds.
+    pub scopes: Vec<String>,
+    /// The exposed members it may read and watch (empty in a `narrow` answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<String>,
+    /// The exposed procedures it may call (empty in a `narrow` answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub procedures: Vec<String>,
 }
 
 /// A request with its id.

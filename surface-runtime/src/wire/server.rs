@@ -5,15 +5,22 @@
 //! answers queued per connection (a client that writes without reading stops being read, so
 //! the daemon's memory stays flat), watches per connection, the socket file's mode (owner-only
 //! by default), and the pause after a failed `accept`.
+//!
+//! Who calls is decided per connection by the peer's credentials (`SO_PEERCRED`, through
+//! tokio): the principal `uid:<n>`, holding the scopes [`WireOptions::grant`] gave that uid.
+//! It reaches exactly what it would on the MCP face with those scopes (the same expose map's
+//! `scope = …`), and anything else answers as if it did not exist.
 
-use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use super::protocol::{Hello, MAX_FRAME, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use crate::Principal;
+use crate::audit::{Audit, Audited};
 use crate::batch::{BATCH, write_batches};
 use crate::expose::{ErasedExpose, Expose, Exposure};
 use crate::failure::{Failure, FailureKind};
 use crate::surface::Surface;
 use crate::sync::lock;
 use futures::StreamExt;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -26,13 +33,15 @@ use tokio::task::JoinHandle;
 use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
-/// The bounds and permissions of a served wire face.
+/// The bounds, permissions and grants of a served wire face.
 ///
 /// ```
 /// use surface_runtime::wire::WireOptions;
 /// let options = WireOptions::default().max_in_flight(16).socket_mode(0o660);
 /// assert_eq!(options.get_max_in_flight(), 16);
 /// assert_eq!(WireOptions::default().get_socket_mode(), 0o600);
+/// // Granting uids opens the socket file to every uid; the grants decide who is served.
+/// assert_eq!(WireOptions::default().grant(1000, ["ops.read"]).get_socket_mode(), 0o666);
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "hand the options to `serve_unix_socket_with` or `serve_streams_with`"]
@@ -40,8 +49,11 @@ pub struct WireOptions {
     max_in_flight: usize,
     reply_queue: usize,
     max_watches: usize,
-    socket_mode: u32,
+    /// `None`: the default for the grants ([`WireOptions::get_socket_mode`]).
+    socket_mode: Option<u32>,
     accept_backoff: Duration,
+    grants: BTreeMap<u32, Vec<String>>,
+    audit: Audit,
 }
 
 impl Default for WireOptions {
@@ -50,8 +62,10 @@ impl Default for WireOptions {
             max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
             reply_queue: Self::DEFAULT_REPLY_QUEUE,
             max_watches: Self::DEFAULT_MAX_WATCHES,
-            socket_mode: Self::DEFAULT_SOCKET_MODE,
+            socket_mode: None,
             accept_backoff: Self::DEFAULT_ACCEPT_BACKOFF,
+            grants: BTreeMap::new(),
+            audit: Audit::Off,
         }
     }
 }
@@ -63,8 +77,11 @@ impl WireOptions {
     pub const DEFAULT_REPLY_QUEUE: usize = 256;
     /// Default of [`max_watches`](Self::max_watches): 1,024 watches per connection.
     pub const DEFAULT_MAX_WATCHES: usize = 1024;
-    /// Default of [`socket_mode`](Self::socket_mode): `0o600`, the owner only.
+    /// Default of [`socket_mode`](Self::socket_mode) without grants: `0o600`, the owner only.
     pub const DEFAULT_SOCKET_MODE: u32 = 0o600;
+    /// Default of [`socket_mode`](Self::socket_mode) with grants: `0o666`, every uid may
+    /// connect, and the grants decide which are served.
+    pub const GRANTED_SOCKET_MODE: u32 = 0o666;
     /// Default of [`accept_backoff`](Self::accept_backoff): 100 ms.
     pub const DEFAULT_ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -95,13 +112,65 @@ impl WireOptions {
         self
     }
 
-    /// The permission bits of the socket file (default
-    /// [`DEFAULT_SOCKET_MODE`](Self::DEFAULT_SOCKET_MODE), owner only), whatever the umask:
-    /// anyone who can connect can call every exposed procedure, so widen it (`0o660` for a
-    /// group) only on purpose.
+    /// The permission bits of the socket file, whatever the umask. Without grants the default
+    /// is [`DEFAULT_SOCKET_MODE`](Self::DEFAULT_SOCKET_MODE), owner only: then anyone who can
+    /// connect can call every exposed procedure, so widen it (`0o660` for a group) only on
+    /// purpose. With grants the default is [`GRANTED_SOCKET_MODE`](Self::GRANTED_SOCKET_MODE):
+    /// who is served is decided by the peer's uid, not by the file.
     pub fn socket_mode(mut self, mode: u32) -> Self {
-        self.socket_mode = mode & 0o777;
+        self.socket_mode = Some(mode & 0o777);
         self
+    }
+
+    /// Serves connections from `uid` with `scopes` (wire strings a `scopes!` declaration
+    /// declares, e.g. `ops.read`; a broader one implies the narrower ones it is declared
+    /// over). Repeat for more uids; granting one uid twice adds the scopes up.
+    ///
+    /// A connection is identified by its peer's credentials (`SO_PEERCRED` on Linux), as the
+    /// principal `uid:<n>`, which reaches exactly the exposures its scopes reach (one without a
+    /// scope: every served uid). With grants:
+    /// - a uid without a grant is refused when it connects (one refusal frame, then the
+    ///   connection closes) — except the daemon's own uid, which reaches everything unless it
+    ///   is granted something itself;
+    /// - the socket file becomes connectable by every uid
+    ///   ([`GRANTED_SOCKET_MODE`](Self::GRANTED_SOCKET_MODE), unless
+    ///   [`socket_mode`](Self::socket_mode) says otherwise); the granted uids also need search
+    ///   permission on the directories above it.
+    ///
+    /// Without grants, the owner-only socket is the rule and every connection reaches
+    /// everything exposed. A scope the served expose map's surface does not declare is refused
+    /// when serving starts. Grants apply to unix sockets; a pair of streams
+    /// ([`serve_streams_with`]) is its parent's, which is trusted with everything.
+    ///
+    /// ```
+    /// use surface_runtime::wire::WireOptions;
+    /// // uid 1000 may read; uid 1001 may read and administer.
+    /// let options = WireOptions::default().grant(1000, ["ops.read"]).grant(1001, ["ops.admin"]);
+    /// assert_eq!(options.get_grant(1000), Some(&["ops.read".to_owned()][..]));
+    /// assert_eq!(options.get_grant(1002), None);
+    /// ```
+    pub fn grant<S: Into<String>>(mut self, uid: u32, scopes: impl IntoIterator<Item = S>) -> Self {
+        let granted = self.grants.entry(uid).or_default();
+        for scope in scopes {
+            let scope = scope.into();
+            if !granted.contains(&scope) {
+                granted.push(scope);
+            }
+        }
+        self
+    }
+
+    /// Records every mutating call (a procedure exposed `tool(mutates)`) as one `tracing`
+    /// event: subject (`uid:<n>`), procedure, outcome, duration — see [`crate::audit`].
+    /// Default [`Audit::Off`].
+    pub fn audit(mut self, audit: Audit) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// The scopes granted to `uid`, if it was granted any.
+    pub fn get_grant(&self, uid: u32) -> Option<&[String]> {
+        self.grants.get(&uid).map(Vec::as_slice)
     }
 
     /// How long to pause after a failed `accept` (out of file descriptors and the like)
@@ -117,11 +186,52 @@ impl WireOptions {
         self.max_in_flight
     }
 
-    /// See [`socket_mode`](Self::socket_mode).
+    /// The socket file's mode: [`socket_mode`](Self::socket_mode)'s, or its default for the
+    /// grants.
     pub fn get_socket_mode(&self) -> u32 {
-        self.socket_mode
+        match (self.socket_mode, self.grants.is_empty()) {
+            (Some(mode), _) => mode,
+            (None, true) => Self::DEFAULT_SOCKET_MODE,
+            (None, false) => Self::GRANTED_SOCKET_MODE,
+        }
+    }
+
+    /// Who a connection from `uid` calls as (`None`: a pair of streams, its parent's), or the
+    /// sentence refusing it. `owner` is the daemon's own uid.
+    fn admit(&self, expose: &ErasedExpose, uid: Option<u32>, owner: u32) -> Result<Principal, String> {
+        let everything = || expose.scopes().iter().map(|s| s.wire);
+        let Some(uid) = uid else {
+            return Ok(Principal::new(PEER_ISSUER, "stdio").with_scopes(everything()));
+        };
+        let who = Principal::new(PEER_ISSUER, format!("uid:{uid}"));
+        match self.grants.get(&uid) {
+            Some(scopes) => Ok(who.with_scopes(scopes.iter().cloned())),
+            None if self.grants.is_empty() || uid == owner => Ok(who.with_scopes(everything())),
+            None => Err(format!(
+                "uid {uid} is not granted this socket: the daemon serves its owner and the uids it grants (`--grant {uid}=SCOPE`)"
+            )),
+        }
+    }
+
+    /// Refuses a grant naming a scope the served surface does not declare.
+    fn check_grants(&self, expose: &ErasedExpose) -> io::Result<()> {
+        for (uid, scopes) in &self.grants {
+            if let Some(scope) = crate::scopes::undeclared(expose.scopes(), scopes) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "the grant to uid {uid} names the scope \"{scope}\", which the served surface does not declare (it declares: {})",
+                        crate::scopes::listed(expose.scopes().iter().map(|s| s.wire))
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
+
+/// The issuer of a wire principal: the kernel, which vouches for a socket peer's uid.
+const PEER_ISSUER: &str = "unix";
 
 /// A surface served on a unix socket; dropping it (or [`WireServer::close`]) stops accepting
 /// and removes the socket file (unless something else has replaced it since).
@@ -191,11 +301,14 @@ pub fn serve_unix_socket_with<S: Surface>(
     options: WireOptions,
 ) -> io::Result<WireServer> {
     let path = path.as_ref().to_owned();
-    clear_stale(&path)?;
-    let listener = bind_private(&path, options.socket_mode)?;
-    let meta = std::fs::symlink_metadata(&path)?;
     let expose = expose.erase();
-    let accept = tokio::spawn(accept_loop(listener, surface, expose, options));
+    options.check_grants(&expose)?;
+    clear_stale(&path)?;
+    let listener = bind_private(&path, options.get_socket_mode())?;
+    let meta = std::fs::symlink_metadata(&path)?;
+    // The socket file is this process's: its owner is the daemon's own uid.
+    let owner = meta.uid();
+    let accept = tokio::spawn(accept_loop(listener, surface, expose, options, owner));
     Ok(WireServer {
         path,
         inode: (meta.dev(), meta.ino()),
@@ -291,14 +404,26 @@ async fn accept_loop<S: Surface>(
     surface: Arc<S>,
     expose: ErasedExpose,
     options: WireOptions,
+    owner: u32,
 ) {
     let mut pause = options.accept_backoff;
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
                 pause = options.accept_backoff;
+                let who = match stream.peer_cred() {
+                    Ok(peer) => options.admit(&expose, Some(peer.uid()), owner),
+                    Err(e) => Err(format!("the peer's credentials could not be read ({e})")),
+                };
                 let (r, w) = stream.into_split();
-                tokio::spawn(serve_connection(surface.clone(), expose, r, w, options.clone()));
+                tokio::spawn(serve_connection(
+                    surface.clone(),
+                    expose,
+                    who,
+                    r,
+                    w,
+                    options.clone(),
+                ));
             }
             Err(e) => {
                 // Out of file descriptors (EMFILE) and the like pass: the connection waits in
@@ -333,7 +458,9 @@ pub async fn serve_streams_with<S: Surface>(
     writer: impl AsyncWrite + Send + Unpin + 'static,
     options: WireOptions,
 ) {
-    serve_connection(surface, expose.erase(), reader, writer, options).await
+    let expose = expose.erase();
+    let who = options.admit(&expose, None, 0);
+    serve_connection(surface, expose, who, reader, writer, options).await
 }
 
 fn hidden(surface: &str, what: &str, name: &str) -> Failure {
@@ -373,6 +500,7 @@ type Watches = Arc<Mutex<HashMap<u64, JoinHandle<()>>>>;
 async fn serve_connection<S, R, W>(
     surface: Arc<S>,
     expose: ErasedExpose,
+    who: Result<Principal, String>,
     reader: R,
     writer: W,
     options: WireOptions,
@@ -400,6 +528,22 @@ async fn serve_connection<S, R, W>(
         };
         let _ = write_batches(&mut rx, &mut writer, BATCH, line, &mut ()).await;
     });
+    let mut principal = match who {
+        Ok(principal) => Arc::new(principal),
+        Err(refusal) => {
+            // In place of the greeting, so a dialler says why; then the connection ends.
+            tracing::warn!("surface wire: refused a connection: {refusal}");
+            let _ = tx
+                .send(ReplyFrame {
+                    id: 0,
+                    reply: Reply::Err(Failure::new(FailureKind::Refused, refusal)),
+                })
+                .await;
+            drop(tx);
+            let _ = writer_task.await;
+            return;
+        }
+    };
     let hello = Hello {
         surface: S::NAME.to_owned(),
         wire: WIRE_VERSION,
@@ -452,17 +596,34 @@ async fn serve_connection<S, R, W>(
             }
         };
         let id = frame.id;
+        if let Request::Narrow { scopes } = &frame.request {
+            // In order: every request read after it runs with the narrowed scopes.
+            let kept = crate::scopes::narrow(expose.scopes(), principal.scopes(), scopes);
+            let narrowed = Principal::new(principal.issuer(), principal.subject()).with_scopes(kept);
+            principal = Arc::new(narrowed);
+            let reply = Reply::Ok(reach_json(&principal, None));
+            let _ = tx.send(ReplyFrame { id, reply }).await;
+            continue;
+        }
+        let connection = Connection {
+            expose,
+            principal: principal.clone(),
+            tx: tx.clone(),
+            watches: watches.clone(),
+            options: options.clone(),
+        };
         if matches!(frame.request, Request::Watch { .. } | Request::Unwatch { .. }) {
             // In order: a watch is open before any request read after it runs, so a change
             // caused by a later call is never missed.
-            if let Some(reply) = handle(&surface, expose, frame, &tx, &watches, &options).await {
+            if let Some(reply) = handle(&surface, &connection, frame).await {
                 let _ = tx.send(ReplyFrame { id, reply }).await;
             }
             continue;
         }
-        let (surface, tx, watches, options) = (surface.clone(), tx.clone(), watches.clone(), options.clone());
+        let surface = surface.clone();
         tokio::spawn(async move {
-            if let Some(reply) = handle(&surface, expose, frame, &tx, &watches, &options).await {
+            if let Some(reply) = handle(&surface, &connection, frame).await {
+                let tx = &connection.tx;
                 let _ = tx.send(ReplyFrame { id, reply }).await;
             }
             drop(permit);
@@ -475,31 +636,75 @@ async fn serve_connection<S, R, W>(
     let _ = writer_task.await;
 }
 
-async fn handle<S: Surface>(
-    surface: &Arc<S>,
+/// What a request of one connection runs with.
+struct Connection {
     expose: ErasedExpose,
-    frame: RequestFrame,
-    tx: &mpsc::Sender<ReplyFrame>,
-    watches: &Watches,
-    options: &WireOptions,
-) -> Option<Reply> {
+    /// Who calls, with the scopes it holds at the time the request was read.
+    principal: Arc<Principal>,
+    tx: mpsc::Sender<ReplyFrame>,
+    watches: Watches,
+    options: WireOptions,
+}
+
+/// A [`Reach`] as the wire carries it; with `lists`, what `principal` reaches of `lists`.
+fn reach_json(principal: &Principal, lists: Option<(Vec<String>, Vec<String>)>) -> serde_json::Value {
+    let (members, procedures) = lists.unwrap_or_default();
+    let reach = Reach {
+        subject: principal.subject().to_owned(),
+        scopes: principal.scopes().to_vec(),
+        members,
+        procedures,
+    };
+    serde_json::to_value(reach).expect("a reach serializes")
+}
+
+async fn handle<S: Surface>(surface: &Arc<S>, connection: &Connection, frame: RequestFrame) -> Option<Reply> {
+    let Connection {
+        expose,
+        principal,
+        tx,
+        watches,
+        options,
+    } = connection;
+    // One rule with the MCP face: the exposure's declared scope against the caller's.
+    let reached = |key: &str, exposed: fn(Exposure) -> bool| {
+        expose.get(key).is_some_and(exposed) && expose.reaches(key, Some(principal))
+    };
+    let is_resource = |e: Exposure| e == Exposure::Resource;
+    let is_tool = |e: Exposure| matches!(e, Exposure::Tool { .. });
     let resource = |member: &str| {
-        let visible = expose.get(member) == Some(Exposure::Resource);
         surface
             .member(member)
-            .filter(|_| visible)
+            .filter(|_| reached(member, is_resource))
             .ok_or_else(|| hidden(S::NAME, "member", member))
     };
     let result = match frame.request {
         Request::Read { member } => resource(&member).map(|m| m.read()),
         Request::ReadItem { member, item } => resource(&member).and_then(|m| m.read_item(&item)),
-        Request::Call { procedure, input } => {
-            if matches!(expose.get(&procedure), Some(Exposure::Tool { .. })) {
-                surface.call(&procedure, input).await
-            } else {
-                Err(hidden(S::NAME, "procedure", &procedure))
+        Request::Call { procedure, input } => match expose.get(&procedure) {
+            Some(Exposure::Tool { mutates }) if reached(&procedure, is_tool) => {
+                let audited = Audited::start(options.audit, mutates, || input.to_string());
+                let answer = surface.call(&procedure, input).await;
+                if let Some(audited) = audited {
+                    audited.answered(Some(principal), &procedure, &answer);
+                }
+                answer
             }
+            _ => Err(hidden(S::NAME, "procedure", &procedure)),
+        },
+        Request::List => {
+            let keys = |exposed: fn(Exposure) -> bool| {
+                expose
+                    .entries()
+                    .iter()
+                    .filter(|e| reached(e.key, exposed))
+                    .map(|e| e.key.to_owned())
+                    .collect::<Vec<_>>()
+            };
+            Ok(reach_json(principal, Some((keys(is_resource), keys(is_tool)))))
         }
+        // Answered in order by the reading loop.
+        Request::Narrow { .. } => Ok(reach_json(principal, None)),
         Request::Watch { member } => match resource(&member) {
             Ok(_) if open_watches(watches) >= options.max_watches => Err(Failure::new(
                 FailureKind::Error,

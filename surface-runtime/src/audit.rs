@@ -1,14 +1,17 @@
-//! The audit trail (`McpServer::audit`): one structured `tracing` event per mutating call —
-//! who, which tool, how it ended, how long it took — at `info` under the target
-//! [`AUDIT_TARGET`], so a subscriber can route it apart from the rest.
+//! The audit trail (`McpServer::audit` on the MCP face, `WireOptions::audit` on the wire
+//! face): one structured `tracing` event per mutating call — who, which tool, how it ended,
+//! how long it took — at `info` under the target [`AUDIT_TARGET`], so a subscriber can route
+//! it apart from the rest. Off by default; arguments only when asked for.
 
 use crate::Principal;
+use crate::failure::Failure;
 use std::time::Instant;
 
 /// The `tracing` target of audit events: filter on it (`surface::audit=info`) to keep them.
 pub const AUDIT_TARGET: &str = "surface::audit";
 
-/// Which calls leave an audit event (`McpServer::audit`; default [`Audit::Off`]).
+/// Which calls leave an audit event (`McpServer::audit`, `WireOptions::audit`; default
+/// [`Audit::Off`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Audit {
     /// No events.
@@ -38,6 +41,15 @@ impl Audited {
             started: Instant::now(),
             arguments: (audit == Audit::MutationsWithArguments).then(arguments),
         })
+    }
+
+    /// The event for a call that answered: `ok`, or `failed: <why>`.
+    pub(crate) fn answered<T>(self, principal: Option<&Principal>, tool: &str, answer: &Result<T, Failure>) {
+        let outcome = match answer {
+            Ok(_) => "ok".to_owned(),
+            Err(failure) => format!("failed: {}", failure.message),
+        };
+        self.end(principal, tool, &outcome);
     }
 
     /// The event: `outcome` is `ok`, `failed: <why>` or `interrupted`.
