@@ -14,6 +14,7 @@ mod common;
 mod ops;
 
 use common::raw_http::{Answer, http, http_at};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -640,6 +641,8 @@ async fn oversized_tokens_are_refused_unread() {
     let many = jwt(&json!({"alg": "RS256", "kid": "k"}), &Value::Object(claims));
     assert!(many.len() > 1024 * 1024);
     assert_eq!(oversized_head(addr, &many).await, 431);
+    // Nothing gave way: the next caller is answered as ever.
+    assert_eq!(initialize(addr, None).await.status, 401);
     // Past MAX_TOKEN (16 KiB) but within hyper's head limit: refused by length, not decoded.
     let claims: serde_json::Map<String, Value> = (0..3_000).map(|n| (format!("c{n}"), json!(n))).collect();
     let long = jwt(&json!({"alg": "RS256", "kid": "k"}), &Value::Object(claims));
@@ -676,11 +679,13 @@ async fn oversized_head(addr: SocketAddr, token: &str) -> u16 {
         .unwrap_or_else(|| panic!("no status line: {answer:.200}"))
 }
 
-/// A misbehaving issuer: metadata pointing at a key set that is `jwks` (a status line and
-/// headers, then whatever the function writes), counting the key set's fetches.
+/// A misbehaving issuer: metadata pointing at a key set (and an introspection endpoint, the
+/// same URL) that is `jwks` (a status line and headers, then whatever the function writes),
+/// counting the fetches, and the most at once.
 struct Hostile {
     url: String,
     fetches: Arc<AtomicUsize>,
+    peak: Arc<AtomicUsize>,
 }
 
 #[derive(Clone, Copy)]
@@ -691,66 +696,92 @@ enum Jwks {
     Huge,
     /// Headers, then a body that never ends.
     Endless,
+    /// `{"active":false}` after 10 ms (an introspection endpoint under load).
+    Slow,
 }
 
 async fn hostile(jwks: Jwks) -> Hostile {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let fetches = Arc::new(AtomicUsize::new(0));
-    let (issuer, count) = (url.clone(), fetches.clone());
+    let peak = Arc::new(AtomicUsize::new(0));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let (issuer, count, most) = (url.clone(), fetches.clone(), peak.clone());
     tokio::spawn(async move {
         loop {
             let Ok((mut stream, _)) = listener.accept().await else {
                 return;
             };
-            let (issuer, count) = (issuer.clone(), count.clone());
+            let (issuer, count, most, in_flight) =
+                (issuer.clone(), count.clone(), most.clone(), in_flight.clone());
             tokio::spawn(async move {
                 let mut head = vec![0u8; 4096];
                 let n = stream.read(&mut head).await.unwrap_or(0);
                 let head = String::from_utf8_lossy(&head[..n]);
                 let path = head.split(' ').nth(1).unwrap_or_default();
                 if path.starts_with("/.well-known/") {
-                    let body = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks")});
+                    let body = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                        "introspection_endpoint": format!("{issuer}/jwks")});
                     let _ = stream.write_all(json_answer(&body.to_string()).as_bytes()).await;
                     return;
                 }
                 count.fetch_add(1, Ordering::SeqCst);
-                match jwks {
-                    Jwks::Empty => {
-                        let _ = stream.write_all(json_answer(r#"{"keys":[]}"#).as_bytes()).await;
-                    }
-                    Jwks::Huge => {
-                        let size = 50 * 1024 * 1024;
-                        let head = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n{{\"keys\":["
-                        );
-                        if stream.write_all(head.as_bytes()).await.is_err() {
-                            return;
-                        }
-                        let chunk = vec![b' '; 64 * 1024];
-                        for _ in 0..(size / chunk.len()) {
-                            if stream.write_all(&chunk).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Jwks::Endless => {
-                        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-                        if stream.write_all(head.as_bytes()).await.is_err() {
-                            return;
-                        }
-                        loop {
-                            if stream.write_all(b"1\r\n \r\n").await.is_err() {
-                                return;
-                            }
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                    }
-                }
+                let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                // Counted until its answer starts: the client may ask again as soon as it has one.
+                let answering = || {
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                };
+                serve_hostile(jwks, &mut stream, answering).await;
             });
         }
     });
-    Hostile { url, fetches }
+    Hostile { url, fetches, peak }
+}
+
+async fn serve_hostile(jwks: Jwks, stream: &mut tokio::net::TcpStream, answering: impl FnOnce()) {
+    if let Jwks::Slow = jwks {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    answering();
+    match jwks {
+        Jwks::Empty => {
+            let _ = stream.write_all(json_answer(r#"{"keys":[]}"#).as_bytes()).await;
+        }
+        Jwks::Slow => {
+            let _ = stream
+                .write_all(json_answer(r#"{"active":false}"#).as_bytes())
+                .await;
+        }
+        Jwks::Huge => {
+            let size = 50 * 1024 * 1024;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n{{\"keys\":["
+            );
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            let chunk = vec![b' '; 64 * 1024];
+            for _ in 0..(size / chunk.len()) {
+                if stream.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+        }
+        Jwks::Endless => {
+            let head =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            loop {
+                if stream.write_all(b"1\r\n \r\n").await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
 }
 
 /// A whole `200` answer carrying the JSON `body`.
@@ -849,20 +880,64 @@ async fn a_huge_or_endless_key_set_is_refused_within_the_bounds() {
     ] {
         let issuer = hostile(jwks).await;
         let auth = Auth::jwt(&issuer.url, "http://ops.invalid/mcp");
-        let before = rss_kib();
-        let started = Instant::now();
         let token = jwt(&json!({"alg": "RS256", "kid": "k"}), &json!({"sub": "a"}));
-        let refused = auth.verify(&token).await.expect_err(what);
-        let elapsed = started.elapsed();
-        assert!(refused.description().contains("key"), "{what}: {refused}");
-        assert!(
-            elapsed < surface::auth::FETCH_TIMEOUT + Duration::from_secs(2),
-            "{what}: refused after {elapsed:?}"
-        );
-        assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1, "{what}");
-        // At most MAX_DOCUMENT (1 MiB) is read.
-        assert_rss_flat(before, what);
+        let refused = refused_within_bounds(&issuer, &auth, &token, what).await;
+        assert!(refused.contains("key"), "{what}: {refused}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_or_endless_introspection_answer_is_refused_within_the_bounds() {
+    for (jwks, what) in [
+        (Jwks::Huge, "a 50 MiB introspection answer"),
+        (Jwks::Endless, "an introspection answer that never ends"),
+    ] {
+        let issuer = hostile(jwks).await;
+        let auth = Auth::introspection(&issuer.url, "http://ops.invalid/mcp", "surface", "secret");
+        let refused = refused_within_bounds(&issuer, &auth, "opaque", what).await;
+        assert_eq!(
+            refused, "the token could not be checked with its issuer",
+            "{what}"
+        );
+    }
+}
+
+/// `auth`'s refusal of `token` against the hostile `issuer`: within `FETCH_TIMEOUT` (and a
+/// little), after one fetch, reading at most `MAX_DOCUMENT` (1 MiB) of it.
+async fn refused_within_bounds(issuer: &Hostile, auth: &Auth, token: &str, what: &str) -> String {
+    let before = rss_kib();
+    let started = Instant::now();
+    let refused = auth.verify(token).await.expect_err(what);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < surface::auth::FETCH_TIMEOUT + Duration::from_secs(2),
+        "{what}: refused after {elapsed:?}"
+    );
+    assert_eq!(issuer.fetches.load(Ordering::SeqCst), 1, "{what}");
+    assert_rss_flat(before, what);
+    refused.description().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_distinct_opaque_tokens_at_once_reach_the_issuer_a_bounded_number_at_a_time() {
+    let issuer = hostile(Jwks::Slow).await;
+    let auth = Auth::introspection(&issuer.url, "http://ops.invalid/mcp", "surface", "secret");
+    let before = rss_kib();
+    let tokens: Vec<String> = (0..10_000).map(|n| format!("opaque-{n}")).collect();
+    // A thousand at a time: far more than the bound, and little memory of the test's own.
+    let refusals: Vec<_> = futures::stream::iter(tokens.iter().map(|t| auth.verify(t)))
+        .buffer_unordered(1000)
+        .collect()
+        .await;
+    assert_eq!(refusals.len(), 10_000);
+    assert!(refusals.iter().all(Result::is_err), "every one is refused");
+    let peak = issuer.peak.load(Ordering::SeqCst);
+    assert!(
+        peak <= surface::auth::MAX_INTROSPECTIONS,
+        "{peak} introspections at once (at most {})",
+        surface::auth::MAX_INTROSPECTIONS
+    );
+    assert_rss_flat(before, "10,000 opaque tokens at once");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 //! Opaque access tokens through the issuer's RFC 7662 introspection endpoint.
 
 use super::fetch;
-use super::{LEEWAY, Refusal, TokenVerifier};
+use super::{LEEWAY, MAX_INTROSPECTIONS, Refusal, TokenVerifier};
 use crate::Principal;
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, Semaphore};
 
 pub(super) struct Introspection {
     issuer: String,
@@ -14,6 +14,8 @@ pub(super) struct Introspection {
     client_secret: String,
     /// The endpoint, found in the issuer's metadata once.
     endpoint: OnceCell<String>,
+    /// Turns to ask the endpoint: a flood of distinct tokens waits here, not at the issuer.
+    turns: Semaphore,
 }
 
 impl Introspection {
@@ -24,6 +26,7 @@ impl Introspection {
             client_id,
             client_secret,
             endpoint: OnceCell::new(),
+            turns: Semaphore::new(MAX_INTROSPECTIONS),
         }
     }
 
@@ -49,6 +52,13 @@ impl Introspection {
 impl TokenVerifier for Introspection {
     async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
         let endpoint = self.endpoint().await?;
+        let _turn = tokio::time::timeout(fetch::FETCH_TIMEOUT, self.turns.acquire())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .ok_or_else(|| {
+                Refusal::new("the token could not be checked with its issuer in time (too many at once)")
+            })?;
         let answer = fetch::post_form(
             endpoint,
             &[("token", token), ("token_type_hint", "access_token")],

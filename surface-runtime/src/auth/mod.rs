@@ -29,7 +29,9 @@
 //! than [`FETCH_TIMEOUT`] is refused (the keys already held stay); the key set is fetched again
 //! for an unknown key id at most once per [`REFETCH_INTERVAL`]; at most [`MAX_KEYS`] keys are
 //! kept; verified tokens are remembered by their SHA-256 until they expire, at most
-//! [`MAX_CACHED_TOKENS`] of them.
+//! [`MAX_CACHED_TOKENS`] of them; at most [`MAX_INTROSPECTIONS`] introspection requests are in
+//! flight at once, so a flood of distinct opaque tokens cannot turn into a flood at the issuer
+//! (a token that waits longer than [`FETCH_TIMEOUT`] for its turn is refused).
 //!
 //! Authorization servers are reached over plain `http://` only in this version: put a TLS
 //! terminating proxy in front of a remote one.
@@ -54,6 +56,10 @@ pub const MAX_TOKEN: usize = 16 * 1024;
 
 /// At most this many verified tokens are remembered (by their SHA-256) until they expire.
 pub const MAX_CACHED_TOKENS: usize = 10_000;
+
+/// How many introspection requests one [`Auth::introspection`] sends at once (32); more wait
+/// their turn, at most [`FETCH_TIMEOUT`], and are then refused.
+pub const MAX_INTROSPECTIONS: usize = 32;
 
 /// Why a token was refused: the `error_description` of the `401` it answers.
 #[derive(Clone, Debug, PartialEq, Eq)]
