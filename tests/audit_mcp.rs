@@ -1,6 +1,9 @@
 //! The audit trail (`McpServer::audit`, `WireOptions::audit`): one `tracing` event per mutating
 //! call, none for a read-only one, none at all by default; arguments only when asked for — on
-//! the MCP face (both eras) and on the wire face (the subject is the peer's `uid:<n>`).
+//! the MCP face (both eras, in memory and over authenticated HTTP, where the subject is the
+//! token's) and on the wire face (the subject is the peer's `uid:<n>`).
+
+mod common;
 
 #[allow(dead_code)]
 #[path = "../examples/ops.rs"]
@@ -171,4 +174,73 @@ async fn the_wire_face_audits_each_mutating_call_by_uid_and_nothing_by_default()
         with_arguments[0]
     );
     assert!(run_wire(None).await.is_empty());
+}
+
+/// Alice's token, and nobody else's.
+struct Alice;
+
+impl surface::auth::TokenVerifier for Alice {
+    async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
+        match token {
+            "alice-admin" => {
+                Ok(surface::Principal::new("https://issuer.test", "alice").with_scopes(["ops.admin"]))
+            }
+            _ => Err(surface::auth::Refusal::new("unknown token")),
+        }
+    }
+}
+
+/// Over Streamable HTTP with authentication, in the 2026-07-28 era (one POST a request): the
+/// event names the token's subject and issuer, and never the token.
+#[tokio::test]
+async fn over_http_the_event_names_the_tokens_subject() {
+    let (captured, _guard) = Captured::start();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let auth = surface::auth::Auth::custom(Alice)
+        .authorization_server("https://issuer.test")
+        .with_resource(format!("http://127.0.0.1:{port}/mcp"));
+    let options = surface::mcp::HttpOptions::loopback(port).auth(auth);
+    let server = served(Some(Audit::Mutations)).serve_http(options).await.unwrap();
+    let addr = server.local_addr();
+    let call = |name: &str, arguments: serde_json::Value| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": name, "arguments": arguments, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "audit", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let name = name.to_owned();
+        async move {
+            let headers = [
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Authorization", "Bearer alice-admin"),
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", name.as_str()),
+            ];
+            common::raw_http::http(addr, "POST", &headers, &body.to_string()).await
+        }
+    };
+    let spawned = call("proc_spawn", json!({"name": "audited"})).await;
+    assert_eq!(spawned.status, 200, "{spawned:?}");
+    assert_eq!(call("count", json!({})).await.status, 200);
+    let lines = captured.lines();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains("subject=\"alice\""), "{}", lines[0]);
+    assert!(
+        lines[0].contains("issuer=\"https://issuer.test\""),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("tool=\"proc_spawn\" outcome=\"ok\""),
+        "{}",
+        lines[0]
+    );
+    assert!(!lines[0].contains("alice-admin"), "never the token: {}", lines[0]);
+    drop(server);
 }
