@@ -37,6 +37,44 @@ pub fn namespace(surface: &Ident, ns: &str) -> Ident {
     format_ident!("{}{}Namespace", surface, camel(ns))
 }
 
+/// What a borrowed `elem` (behind `&`) most likely means when it has to be owned: `str` →
+/// `String`, `[T]` → `Vec<T>`, anything else itself. As written in a message, and as the type
+/// the expansion reads it as (absolute paths, spanned at `elem`).
+pub fn owned(elem: &syn::Type) -> (String, syn::Type) {
+    use syn::spanned::Spanned;
+    let span = elem.span();
+    match elem {
+        syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("str") => (
+            "String".to_owned(),
+            syn::parse_quote_spanned!(span=> ::std::string::String),
+        ),
+        syn::Type::Slice(s) => {
+            let item = &s.elem;
+            (
+                format!("Vec<{}>", rust_name(item)),
+                syn::parse_quote_spanned!(span=> ::std::vec::Vec<#item>),
+            )
+        }
+        other => (rust_name(other), other.clone()),
+    }
+}
+
+/// The type a smart pointer holds (`Arc<C>`, `Rc<C>`, `Box<C>` → `C`), if `ty` is one.
+pub fn pointee(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if !["Arc", "Rc", "Box"].contains(&last.ident.to_string().as_str()) {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    match a.args.first()? {
+        syn::GenericArgument::Type(t) if a.args.len() == 1 => Some(t.clone()),
+        _ => None,
+    }
+}
+
 /// `ty` printed as a person writes it (`&'static str`, `Vec<u32>`, `BTreeMap<K, V>`): the
 /// token stream's own printing spaces every token, and removing the spaces glues words.
 pub fn rust_name(ty: &syn::Type) -> String {

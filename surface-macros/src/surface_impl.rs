@@ -272,7 +272,14 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
         );
         valid = false;
     }
-    if !sig.generics.params.is_empty() {
+    // Lifetimes alone (`<'a>(&'a self, input: &'a str)`) ask for no type to be chosen: they
+    // come with a borrow, which is the mistake reported (at the input), or are harmless.
+    let lifetimes_only = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if !lifetimes_only {
         errors.at(
             &sig.generics,
             format!("procedure \"{name}\" cannot be generic: its input is decoded from JSON into one type; write that type in place of the parameter"),
@@ -294,18 +301,19 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
     }
     let input = match inputs.next() {
         Some(FnArg::Typed(t)) => match &*t.ty {
-            // Reported at the `&`, and read as the owned type for the client.
+            // Reported at the `&`, and read as the owned type for the client (`&str` as
+            // `String`).
             Type::Reference(r) => {
+                let (written, owned) = names::owned(&r.elem);
                 errors.at(
                     &t.ty,
                     format!(
-                        "take the input by value: `{}: {}` (it is decoded from JSON and owned)",
+                        "take the input by value: `{}: {written}` (it is decoded from JSON and owned)",
                         t.pat.to_token_stream(),
-                        names::rust_name(&r.elem)
                     ),
                 );
                 valid = false;
-                Some((*r.elem).clone())
+                Some(owned)
             }
             ty => Some(ty.clone()),
         },
@@ -345,12 +353,53 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
     if input.as_ref().is_some_and(|t| impl_trait(t).is_some()) {
         in_client = false;
     }
+    // A declared lifetime left in a type the expansion names (`Cow<'a, str>`, `&'a str` out)
+    // would be undeclared there: that is a generic procedure after all.
+    if lifetimes_only
+        && !sig.generics.params.is_empty()
+        && (input.as_ref().is_some_and(|t| names_lifetime(t, &sig.generics))
+            || names_lifetime(&output, &sig.generics))
+    {
+        errors.at(
+            &sig.generics,
+            format!("procedure \"{name}\" cannot be generic: its input and output are decoded from and encoded to JSON, so they own their data; write owned types (`String`, not `&'a str`) and remove `{}`", sig.generics.to_token_stream().to_string().replace(' ', "")),
+        );
+        valid = false;
+        in_client = false;
+    }
     Sig {
         input,
         output,
         valid,
         in_client,
     }
+}
+
+/// Whether `ty` names one of the lifetimes `generics` declares.
+fn names_lifetime(ty: &Type, generics: &syn::Generics) -> bool {
+    fn walk(tokens: TokenStream, declared: &[String]) -> bool {
+        let mut quote_seen = false;
+        for tt in tokens {
+            match tt {
+                proc_macro2::TokenTree::Group(g) if walk(g.stream(), declared) => return true,
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == '\'' => {
+                    quote_seen = true;
+                    continue;
+                }
+                proc_macro2::TokenTree::Ident(i) if quote_seen && declared.contains(&i.to_string()) => {
+                    return true;
+                }
+                _ => {}
+            }
+            quote_seen = false;
+        }
+        false
+    }
+    let declared: Vec<String> = generics
+        .lifetimes()
+        .map(|l| l.lifetime.ident.to_string())
+        .collect();
+    walk(ty.to_token_stream(), &declared)
 }
 
 /// `ty` with each `impl Trait` in it replaced by a JSON value (a stand-in for a reported
