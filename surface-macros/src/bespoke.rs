@@ -167,16 +167,16 @@ pub fn parse_params(item: &ItemFn, kind: Kind, errors: &mut Errors) -> Option<Pa
     }
     let args_ty = args.map(|a| match &*a.ty {
         Type::Reference(r) => {
+            let (written, owned) = names::owned(&r.elem);
             errors.at(
                 &a.ty,
                 format!(
-                    "a {word}'s input is decoded from JSON and owned: take it by value, `{}: {}`",
+                    "a {word}'s input is decoded from JSON and owned: take it by value, `{}: {written}`",
                     a.pat.to_token_stream(),
-                    names::rust_name(&r.elem)
                 ),
             );
             callable = false;
-            (*r.elem).clone()
+            owned
         }
         other => other.clone(),
     });
@@ -194,15 +194,17 @@ pub fn parse_params(item: &ItemFn, kind: Kind, errors: &mut Errors) -> Option<Pa
             (*r.elem).clone()
         }
         other => {
+            // `Arc<OpsClient>`: the client itself is what is borrowed.
+            let client = names::pointee(other).unwrap_or_else(|| other.clone());
             errors.at(
                 other,
                 format!(
                     "a {word} borrows its client: write `&{}`",
-                    names::rust_name(other)
+                    names::rust_name(&client)
                 ),
             );
             callable = false;
-            other.clone()
+            client
         }
     };
     Some(Params {
