@@ -102,6 +102,19 @@ impl Parse for BundleInput {
                     format!("a sibling key is a string: write `\"{ident}\"`"),
                 ));
             }
+            // `2 => TENANT`, `'b' => TENANT`: a literal that is not a string.
+            if !body.peek(LitStr)
+                && let Ok(lit) = body.fork().parse::<syn::Lit>()
+            {
+                let text = match &lit {
+                    syn::Lit::Char(c) => c.value().to_string(),
+                    other => quote::ToTokens::to_token_stream(other).to_string(),
+                };
+                return Err(syn::Error::new(
+                    lit.span(),
+                    format!("a sibling key is a string: write `\"{text}\"`"),
+                ));
+            }
             let key: LitStr = body.parse().map_err(|e| {
                 syn::Error::new(
                     e.span(),
