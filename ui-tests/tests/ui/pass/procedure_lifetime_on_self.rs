@@ -14,18 +14,18 @@ pub struct Ops {
 
 #[surface]
 impl Ops {
-    #[procedure("load.read")]
+    #[procedure("stats.read")]
     async fn read<'a>(&'a self) -> Result<u32, Infallible> {
         let load: &'a surface::Cell<u32> = &self.load;
         Ok(load.get())
     }
 }
 
-const EXPOSE: Expose<Ops> = expose!(Ops { "load.read": tool(read_only) });
+const EXPOSE: Expose<Ops> = expose!(Ops { "stats.read": tool(read_only) });
 
 fn main() {
     assert_eq!(EXPOSE.entries().len(), 1);
     let client = OpsClient::direct(Arc::new(Ops { load: surface::Cell::new(3) }));
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    assert_eq!(runtime.block_on(client.load().read()).unwrap(), 3);
+    assert_eq!(runtime.block_on(client.stats().read()).unwrap(), 3);
 }
