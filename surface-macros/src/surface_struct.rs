@@ -237,6 +237,24 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     );
                     value = item;
                 }
+                // `name: &'static str`: a member's value is encoded, decoded and kept, so owned;
+                // reported at the type and read as the owned type (`String`).
+                if let Type::Reference(r) = &value {
+                    let (written, owned) = names::owned(&r.elem);
+                    errors.at(
+                        &value,
+                        format!("a member owns its value (it is decoded from JSON and kept): write `{name}: {written}`"),
+                    );
+                    value = owned;
+                }
+                if let Some(Type::Reference(r)) = &key {
+                    let (written, owned) = names::owned(&r.elem);
+                    errors.at(
+                        key.as_ref().expect("a key"),
+                        format!("a collection owns its keys (they are decoded from JSON and kept): write `key = {written}`"),
+                    );
+                    key = Some(owned);
+                }
                 // `key = f64`: reported at the key, read as `u64` so the collection's own
                 // methods do not each fail on the missing `Ord`.
                 if let Some(float) = key.as_ref().and_then(float_name) {
