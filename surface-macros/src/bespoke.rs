@@ -43,7 +43,10 @@ pub fn check_async(item: &ItemFn, kind: Kind, errors: &mut Errors) -> bool {
     if !ok {
         errors.at(
             item.sig.fn_token,
-            format!("a {} must be an `async fn`", kind.word),
+            format!(
+                "a {} must be an `async fn`: write `async fn {}`",
+                kind.word, item.sig.ident
+            ),
         );
     }
     ok
