@@ -58,7 +58,29 @@ fn section(input: ParseStream, word: &str) -> syn::Result<()> {
     Ok(())
 }
 
-fn tool_list(input: ParseStream) -> syn::Result<Vec<Path>> {
+/// `[A, B]` after `word:`; a list written without its brackets (`root: KeysTool;`) is said
+/// with the brackets to write.
+fn tool_list(input: ParseStream, word: &str) -> syn::Result<Vec<Path>> {
+    if !input.peek(syn::token::Bracket) {
+        let written: Punctuated<Path, Token![,]> = Punctuated::parse_separated_nonempty(&input.fork())
+            .map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    format!("`{word}` is a list in brackets: write `{word}: [..]`"),
+                )
+            })?;
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| quote::ToTokens::to_token_stream(p).to_string().replace(' ', ""))
+            .collect();
+        return Err(syn::Error::new(
+            input.span(),
+            format!(
+                "`{word}` is a list in brackets: write `{word}: [{}]`",
+                names.join(", ")
+            ),
+        ));
+    }
     let inner;
     bracketed!(inner in input);
     let tools = Punctuated::<Path, Token![,]>::parse_terminated(&inner)?;
@@ -74,7 +96,7 @@ impl Member {
             if fork.parse::<Ident>()? == "tools" {
                 input.parse::<Token![,]>()?;
                 section(input, "tools")?;
-                tools = tool_list(input)?;
+                tools = tool_list(input, "tools")?;
             }
         }
         Ok(Member { expose, tools })
@@ -142,14 +164,14 @@ impl Parse for BundleInput {
             return Err(syn::Error::new(semi.span, root_missing));
         }
         section(input, "root")?;
-        let root = tool_list(input)?;
+        let root = tool_list(input, "root")?;
         if input.peek(Token![;]) {
             input.parse::<Token![;]>()?;
         }
         let mut views = Vec::new();
         if input.peek(Ident) && input.fork().parse::<Ident>()? == "views" {
             section(input, "views")?;
-            views = tool_list(input)?;
+            views = tool_list(input, "views")?;
             if input.peek(Token![;]) {
                 input.parse::<Token![;]>()?;
             }
