@@ -1,6 +1,9 @@
 // The authorization server of the auth tests (tests/auth_http.rs) and of the README's example:
 // oauth2-mock-server on a loopback port. Its token endpoint follows RFC 8707: a `resource`
 // parameter becomes the token's `aud`, and a client-credentials token's `sub` is the client id.
+// For an MCP client's own OAuth flow (interop/python/check_oauth.py) it also takes dynamic client
+// registration (RFC 7591, `POST /register`, named in its metadata as `registration_endpoint`), and
+// an authorization-code token carries the scope its authorization request asked for.
 //
 // `node issuer.mjs --port N` serves on port N until stopped. Without `--port` it takes an
 // ephemeral port and is driven over stdin/stdout one JSON line at a time.
@@ -17,7 +20,7 @@
 //   {"op":"stop"}                  -> {}         the server stops listening (JWKS down)
 import { OAuth2Server } from 'oauth2-mock-server';
 import { SignJWT, exportSPKI, generateKeyPair, importJWK } from 'jose';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 
@@ -27,6 +30,15 @@ const first = await server.issuer.keys.generate('RS256');
 // the front parses the form (and insists on client credentials) before handing the request on.
 const app = server.service.requestHandler;
 const front = createServer((req, res) => {
+  if (req.method === 'POST' && req.url === '/register') return register(req, res);
+  if (req.method === 'GET' && req.url === '/.well-known/openid-configuration') {
+    // The mock's document, naming the registration endpoint too.
+    res.json = (doc) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ ...doc, registration_endpoint: `${server.issuer.url}/register` }));
+      return res;
+    };
+  }
   if (req.method !== 'POST' || req.url !== '/introspect') return app(req, res);
   if (!/^Basic /.test(req.headers.authorization ?? '')) {
     res.writeHead(401).end();
@@ -39,8 +51,45 @@ const front = createServer((req, res) => {
     app(req, res);
   });
 });
+// RFC 7591: any client may register; it gets a fresh public client id (no secret).
+function register(req, res) {
+  let body = '';
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    let metadata;
+    try {
+      metadata = JSON.parse(body);
+    } catch {
+      res.writeHead(400, { 'Content-Type': 'application/json' }).end('{"error":"invalid_client_metadata"}');
+      return;
+    }
+    const client = {
+      ...metadata,
+      client_id: randomUUID(),
+      client_id_issued_at: Math.floor(Date.now() / 1000),
+      token_endpoint_auth_method: 'none',
+    };
+    res.writeHead(201, { 'Content-Type': 'application/json' }).end(JSON.stringify(client));
+  });
+}
+// The scope each authorization code was asked for, until its token is issued.
+const codeScopes = new Map();
+server.service.on('beforeAuthorizeRedirect', ({ url }, req) => {
+  const code = url.searchParams.get('code');
+  if (code && typeof req.query.scope === 'string') codeScopes.set(code, req.query.scope);
+});
+const codeScope = (req) => (req.body?.grant_type === 'authorization_code' ? codeScopes.get(req.body.code) : undefined);
+server.service.on('beforeResponse', (response, req) => {
+  const scope = codeScope(req);
+  if (scope !== undefined) {
+    response.body.scope = scope;
+    codeScopes.delete(req.body.code);
+  }
+});
 server.service.on('beforeTokenSigning', (token, req) => {
   if (req.body?.resource) token.payload.aud = req.body.resource;
+  const scope = codeScope(req);
+  if (scope !== undefined) token.payload.scope = scope;
   if (req.body?.grant_type === 'client_credentials') {
     token.payload.sub = req.body.client_id ?? basicUser(req.headers.authorization);
   }
