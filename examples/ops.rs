@@ -12,7 +12,7 @@
 //! every uid and an ungranted one is refused, without them it stays owner-only. `--scope
 //! SCOPE[,SCOPE]` (repeatable) after `--bridge PATH`, or alone for MCP on stdio, narrows what the
 //! agent reaches to those scopes: the bridge lists and calls only that, and dials the daemon with
-//! them.
+//! them. A bridge also shows no more than the daemon grants its uid (it asks the daemon at start).
 //!
 //! `--auth-issuer URL --auth-audience URL` after `--http ADDR` (both, or neither) makes the
 //! endpoint an OAuth 2.1 protected resource: every request needs a JWT access token issued by
@@ -614,6 +614,7 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
         }
         ["--bridge", path, rest @ ..] => {
             let options = bridge_flags(rest).unwrap_or_else(|e| exit_usage(e));
+            let options = daemon_reach(path.as_ref(), options).await;
             bridge_server_with(path.into(), true, options)
                 .ui(ui)
                 .start()?
@@ -641,6 +642,25 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
 }
 
 const USAGE: &str = "usage: ops [--scope SCOPE[,SCOPE]]... | --socket PATH [--grant UID=SCOPE[,SCOPE]]... | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] [--scope SCOPE[,SCOPE]]... | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui] [--metrics ADDR]   (no flag: MCP on stdio)";
+
+/// The bridge shows its agent no more than the daemon serves this process's uid: dialled once
+/// at start (for at most two seconds), the daemon's reach becomes the bridge's scopes. A daemon
+/// not up yet narrows nothing here; it still refuses whatever the uid is not granted.
+async fn daemon_reach(
+    path: &std::path::Path,
+    options: surface::wire::DialOptions,
+) -> surface::wire::DialOptions {
+    let asked = async {
+        let connection = surface::wire::dial_unix_socket_with::<Ops>(path, &options).await?;
+        let reach = connection.reach().await;
+        connection.dispose();
+        reach
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+        Ok(Ok(reach)) => options.scopes(reach.scopes),
+        _ => options,
+    }
+}
 
 /// `--grant UID=SCOPE[,SCOPE]`, repeated, after `--socket PATH`.
 fn grant_flags(args: &[&str]) -> Result<surface::wire::WireOptions, String> {

@@ -48,7 +48,18 @@ impl Wire {
         env: &[(&str, &str)],
         keep_stderr: bool,
     ) -> Wire {
-        let mut command = Command::new(binary);
+        Wire::spawn(Command::new(binary), args, env, keep_stderr)
+    }
+
+    /// [`Wire::start_with`] as another user: `uid`, with the group of the same number (needs
+    /// root).
+    pub fn start_as(uid: u32, args: &[&str]) -> Wire {
+        let mut command = Command::new(ops());
+        command.uid(uid).gid(uid);
+        Wire::spawn(command, args, &[], false)
+    }
+
+    fn spawn(mut command: Command, args: &[&str], env: &[(&str, &str)], keep_stderr: bool) -> Wire {
         command
             .args(args)
             .stdin(Stdio::piped())

@@ -1,7 +1,7 @@
 //! Dialing a served surface: the socket dispatch behind a typed client, and the owned
 //! connection (`client`, `dispose`, `on_close`) a face holds.
 
-use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use super::protocol::{Hello, MAX_FRAME, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
 use crate::batch::{BATCH, write_batches};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
@@ -132,9 +132,27 @@ pub struct OwnedConnection<C> {
     pub client: C,
     dispose: Box<dyn FnOnce() + Send + Sync>,
     closed: CloseSignal,
+    dispatch: Arc<SocketDispatch>,
 }
 
 impl<C> OwnedConnection<C> {
+    /// Who the served side says this connection is, and what it reaches (the `list` frame):
+    /// on a unix socket with grants, the uid's scopes, narrowed by
+    /// [`DialOptions::scopes`]. A face in front of the connection (a bridge) shows no more.
+    ///
+    /// ```no_run
+    /// # async fn f<S: surface_runtime::Surface>() -> Result<(), surface_runtime::Failure> {
+    /// let connection = surface_runtime::wire::dial_unix_socket::<S>("/tmp/ops.sock").await?;
+    /// let reach = connection.reach().await?;
+    /// println!("{} holds {:?}", reach.subject, reach.scopes);
+    /// # Ok(()) }
+    /// ```
+    pub async fn reach(&self) -> Result<Reach, Failure> {
+        let answer = self.dispatch.request(Request::List).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| transport(false, format!("the served side's reach did not decode: {e}")))
+    }
+
     /// Fires when the transport goes away (the served process exited, the socket closed).
     pub fn on_close(&self) -> CloseSignal {
         self.closed.clone()
@@ -566,10 +584,12 @@ pub async fn dial_unix_socket_with<S: Surface>(
     let (r, w) = stream.into_split();
     let (dispatch, closed) = connect::<S, _, _>(r, w, options).await?;
     let signal = closed.clone();
+    let dispatch = Arc::new(dispatch);
     Ok(OwnedConnection {
-        client: S::Client::from_dispatch(Arc::new(dispatch)),
+        client: S::Client::from_dispatch(dispatch.clone()),
         dispose: Box::new(move || signal.close()),
         closed,
+        dispatch,
     })
 }
 
@@ -605,8 +625,9 @@ pub async fn dial_child_with<S: Surface>(
         }
     });
     let signal = closed.clone();
+    let dispatch = Arc::new(dispatch);
     Ok(OwnedConnection {
-        client: S::Client::from_dispatch(Arc::new(dispatch)),
+        client: S::Client::from_dispatch(dispatch.clone()),
         dispose: Box::new(move || {
             signal.close();
             if let Some(mut c) = lock(&child).take() {
@@ -614,5 +635,6 @@ pub async fn dial_child_with<S: Surface>(
             }
         }),
         closed,
+        dispatch,
     })
 }

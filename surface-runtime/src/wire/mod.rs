@@ -13,7 +13,7 @@ pub use client::{
     CloseSignal, DialOptions, OwnedConnection, SocketDispatch, dial_child, dial_child_with, dial_unix_socket,
     dial_unix_socket_with,
 };
-pub use protocol::MAX_FRAME;
+pub use protocol::{MAX_FRAME, Reach};
 pub use server::{
     WireOptions, WireServer, serve_streams, serve_streams_with, serve_unix_socket, serve_unix_socket_with,
 };
