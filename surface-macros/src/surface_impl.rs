@@ -340,6 +340,15 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
         }
     };
     let mut output = output;
+    // `Result<&str, E>`: the answer is encoded as JSON and decoded by the client, so owned;
+    // reported at the `&str` and read as the owned type (`String`).
+    if let Some((borrowed, written)) = borrowed_ok(&mut output) {
+        errors.at(
+            &borrowed,
+            format!("procedure \"{name}\" answers with owned data (it is encoded as JSON and decoded by the client): write `{written}` in place of `{}`", names::rust_name(&borrowed)),
+        );
+        valid = false;
+    }
     if let Some(opaque) = impl_trait(&output) {
         errors.at(
             opaque,
@@ -353,19 +362,25 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
     if input.as_ref().is_some_and(|t| impl_trait(t).is_some()) {
         in_client = false;
     }
-    // A declared lifetime left in a type the expansion names (`Cow<'a, str>`, `&'a str` out)
-    // would be undeclared there: that is a generic procedure after all.
-    if lifetimes_only
-        && !sig.generics.params.is_empty()
-        && (input.as_ref().is_some_and(|t| names_lifetime(t, &sig.generics))
-            || names_lifetime(&output, &sig.generics))
-    {
-        errors.at(
-            &sig.generics,
-            format!("procedure \"{name}\" cannot be generic: its input and output are decoded from and encoded to JSON, so they own their data; write owned types (`String`, not `&'a str`) and remove `{}`", sig.generics.to_token_stream().to_string().replace(' ', "")),
-        );
-        valid = false;
-        in_client = false;
+    // A declared lifetime left in a type the expansion names (`Cow<'a, str>`) would be
+    // undeclared there: said at that type.
+    if lifetimes_only && !sig.generics.params.is_empty() {
+        let borrowing = input
+            .iter()
+            .chain(std::iter::once(&output))
+            .find(|t| names_lifetime(t, &sig.generics));
+        if let Some(ty) = borrowing {
+            let generics = sig.generics.to_token_stream().to_string().replace(' ', "");
+            errors.at(
+                ty,
+                format!(
+                    "procedure \"{name}\" cannot borrow through `{generics}`: its input and output travel as JSON and own their data; write an owned type in place of `{}` and remove `{generics}`",
+                    names::rust_name(ty)
+                ),
+            );
+            valid = false;
+            in_client = false;
+        }
     }
     Sig {
         input,
@@ -373,6 +388,29 @@ fn signature(sig: &syn::Signature, name: &str, errors: &mut Errors) -> Sig {
         valid,
         in_client,
     }
+}
+
+/// In a return type written `Result<&T, E>`, the borrowed success type, replaced in place by
+/// the owned type it stands for; with that type as written in a message.
+fn borrowed_ok(output: &mut Type) -> Option<(Type, String)> {
+    let Type::Path(p) = output else { return None };
+    let last = p.path.segments.last_mut()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &mut last.arguments else {
+        return None;
+    };
+    if args.args.len() != 2 {
+        return None;
+    }
+    let Some(syn::GenericArgument::Type(ok)) = args.args.first_mut() else {
+        return None;
+    };
+    let Type::Reference(r) = &*ok else { return None };
+    let (written, owned) = names::owned(&r.elem);
+    let borrowed = std::mem::replace(ok, owned);
+    Some((borrowed, written))
 }
 
 /// Whether `ty` names one of the lifetimes `generics` declares.

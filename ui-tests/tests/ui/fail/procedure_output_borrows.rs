@@ -1,5 +1,5 @@
-//! A procedure whose output borrows from `&'a self`: the lifetime is a generic the JSON answer
-//! cannot carry; one error at it, saying to own the data.
+//! A procedure whose output borrows from `&'a self`: one error at the `&'a str`, naming the
+//! owned `String` (the lifetime declared for it is not a second mistake).
 use std::convert::Infallible;
 use surface::surface;
 
