@@ -43,6 +43,24 @@ fn expand_surface(
     match syn::parse2::<Item>(item) {
         Ok(Item::Struct(s)) => surface_struct::expand(args, s),
         Ok(Item::Impl(i)) => surface_impl::expand(args, i),
+        // `#[surface] #[procedure(…)] async fn kill(…)`: a procedure written as a free
+        // function. Said once, with its `#[procedure]` stripped (rustc would not resolve it).
+        Ok(Item::Fn(mut f)) if f.attrs.iter().any(|a| a.path().is_ident("procedure")) => {
+            f.attrs.retain(|a| !a.path().is_ident("procedure"));
+            let head = {
+                let (k, i) = (&f.sig.fn_token, &f.sig.ident);
+                quote::quote!(#k #i)
+            };
+            let error = syn::Error::new_spanned(
+                head,
+                format!(
+                    "a procedure is a method of its surface: move `{}` into the surface's `#[surface] impl` block, taking `&self` first",
+                    f.sig.ident
+                ),
+            )
+            .to_compile_error();
+            quote::quote!(#f #error)
+        }
         Ok(other) => {
             // At the item's keyword and name (`enum Ops`), not its whole body; the item is
             // still emitted so code naming it does not fail too.
