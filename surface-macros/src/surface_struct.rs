@@ -179,6 +179,36 @@ fn parse(mut item: ItemStruct, errors: &mut Errors) -> Model {
                     if ours {
                         kind_attrs.push(a.clone());
                     }
+                    // `#[cel]`: a member attribute misspelt (no attribute macro can sit on a
+                    // field, so rustc would only say it cannot find it). Said with the word,
+                    // and read as it.
+                    if !ours
+                        && let Some(ident) = a.path().get_ident()
+                        && let Some(word) =
+                            crate::errors::did_you_mean(&ident.to_string(), KINDS.iter().map(|r| r.word))
+                    {
+                        errors.at(
+                            a.path(),
+                            format!(
+                                "unknown attribute `#[{ident}]`: did you mean `#[{word}]`? a member is {}",
+                                crate::errors::one_of(&[
+                                    "#[cell]",
+                                    "#[collection(key = K)]",
+                                    "#[stream]",
+                                    "#[event]"
+                                ])
+                            ),
+                        );
+                        let mut fixed = a.clone();
+                        let to = Ident::new(word, ident.span());
+                        match &mut fixed.meta {
+                            Meta::Path(p) => *p = to.into(),
+                            Meta::List(l) => l.path = to.into(),
+                            Meta::NameValue(nv) => nv.path = to.into(),
+                        }
+                        kind_attrs.push(fixed);
+                        return false;
+                    }
                     !ours
                 });
                 let Some(attr) = kind_attrs.first() else {
