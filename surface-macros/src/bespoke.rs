@@ -88,7 +88,14 @@ pub fn parse_params(item: &ItemFn, kind: Kind, errors: &mut Errors) -> Option<Pa
         let token = typed.remove(at);
         call = true;
         if at != typed.len() {
-            let rest: Vec<String> = typed.iter().map(|t| param(t)).collect();
+            // The rest in the order to write: the input before the client.
+            let clientish = |t: &&syn::PatType| is_client(&t.ty) || last_segment_ends_with(&t.ty, "Client");
+            let rest: Vec<String> = typed
+                .iter()
+                .filter(|t| !clientish(t))
+                .chain(typed.iter().filter(|t| clientish(t)))
+                .map(|t| param(t))
+                .collect();
             errors.at(
                 token,
                 format!(
