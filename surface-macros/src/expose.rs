@@ -184,6 +184,22 @@ impl Parse for Entry {
                     if scope.replace(name).is_some() {
                         return Err(syn::Error::new(item.span(), "one `scope =` per entry"));
                     }
+                } else if inner.peek(Token![=]) {
+                    // `tool(mutates = true)`: the words are flags.
+                    let eq: Token![=] = inner.parse()?;
+                    let value: syn::Expr = inner.parse()?;
+                    let flag = match (
+                        item.to_string().as_str(),
+                        quote::ToTokens::to_token_stream(&value).to_string().as_str(),
+                    ) {
+                        ("mutates", "false") => "read_only".to_owned(),
+                        ("read_only", "false") => "mutates".to_owned(),
+                        _ => item.to_string(),
+                    };
+                    return Err(syn::Error::new_spanned(
+                        quote::quote!(#item #eq #value),
+                        format!("`{item}` is a flag: write `{word}({flag})`"),
+                    ));
                 } else if tool_word.is_some() {
                     return Err(syn::Error::new(
                         item.span(),
