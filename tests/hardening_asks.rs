@@ -250,3 +250,122 @@ async fn an_unreadable_answer_fails_the_ask_at_once() {
         assert!(started.elapsed() < Duration::from_secs(10), "{garbage}");
     }
 }
+
+/// How a soaking host answers the server's asks.
+#[derive(Clone, Copy, Debug)]
+enum Answers {
+    /// After a while (up to `SLOW`), accepting.
+    Slowly,
+    /// Never: each ask ends at the ask timeout.
+    Never,
+    /// With an error object that cannot be read: each ask fails at once.
+    Garbage,
+}
+
+const SLOW: Duration = Duration::from_millis(400);
+
+/// One round of a soaking host: `calls` asking calls at once, each ask answered `how`; every
+/// call is answered within `bound`, and as the tool saw its ask.
+async fn soak_round(host: &mut Host, how: Answers, first_id: u64, calls: u64, bound: Duration) {
+    let started = Instant::now();
+    for id in first_id..first_id + calls {
+        host.call(id).await;
+    }
+    let mut answered = 0;
+    while answered < calls {
+        let message = host.next().await;
+        if message["method"] == "elicitation/create" {
+            let ask = message["id"].clone();
+            match how {
+                Answers::Slowly => {
+                    tokio::time::sleep(SLOW / calls as u32).await;
+                    let n = message["params"]["message"].as_str().unwrap().to_owned();
+                    host.send(json!({"jsonrpc": "2.0", "id": ask, "result":
+                        {"action": "accept", "content": {"name": n}}}))
+                        .await;
+                }
+                Answers::Never => {}
+                Answers::Garbage => {
+                    host.send(json!({"jsonrpc": "2.0", "id": ask, "error": {"code": "x"}}))
+                        .await;
+                }
+            }
+        } else if message["method"] == "notifications/cancelled" {
+            // The server giving up an unanswered ask.
+        } else if let Some(id) = message["id"].as_u64() {
+            let said = text(&message);
+            match how {
+                Answers::Slowly => assert_eq!(said, format!("Name {id}?"), "{message}"),
+                Answers::Never | Answers::Garbage => {
+                    assert!(said.starts_with("ask failed: "), "{how:?}: {message}")
+                }
+            }
+            answered += 1;
+        }
+    }
+    assert!(
+        started.elapsed() < bound,
+        "{how:?}: {calls} calls took {:?}",
+        started.elapsed()
+    );
+}
+
+/// The soak with asks in flight: three hosts on one server for `SOAK_SECS` (default 60), one
+/// answering its asks slowly, one never, one with garbage, each keeping 8 asking calls in
+/// flight round after round. Every call is answered within its bound (the ask timeout of 1 s
+/// plus slack for the one that never answers), and the process's RSS, sampled every second,
+/// holds flat: the median of the last tenth of the samples is at most the median of the first
+/// tenth after a fifth of warm-up, plus 10% and 2 MiB.
+///
+/// ```sh
+/// SOAK_SECS=600 cargo test --test hardening_asks -- --ignored --nocapture
+/// ```
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a minute or more: SOAK_SECS=60 cargo test --test hardening_asks -- --ignored --nocapture"]
+async fn soak_with_asks_in_flight_holds_memory_and_answers_every_call() {
+    let secs: u64 = std::env::var("SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let served = served(64, Duration::from_secs(1));
+    let mut hosts = Vec::new();
+    for how in [Answers::Slowly, Answers::Never, Answers::Garbage] {
+        let mut host = Host::open(&served).await;
+        hosts.push(tokio::spawn(async move {
+            let mut rounds = 0u64;
+            while Instant::now() < deadline {
+                soak_round(&mut host, how, rounds * 8 + 1, 8, Duration::from_secs(15)).await;
+                rounds += 1;
+            }
+            host.send(json!({"jsonrpc": "2.0", "id": 0, "method": "ping"}))
+                .await;
+            assert_eq!(host.next().await["id"], 0);
+            (how, rounds)
+        }));
+    }
+    let mut samples = Vec::new();
+    while Instant::now() < deadline {
+        samples.push(common::rss_kb(std::process::id()).expect("this process"));
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    for host in hosts {
+        let (how, rounds) = host.await.expect("the host's calls were all answered in time");
+        println!("{how:?}: {rounds} rounds of 8 asking calls");
+        assert!(rounds > 0, "{how:?}");
+    }
+    let warm = samples.len() / 5;
+    let tenth = (samples.len() / 10).max(1);
+    let (early, late) = (
+        common::median(&samples[warm..warm + tenth]),
+        common::median(&samples[samples.len() - tenth..]),
+    );
+    println!(
+        "RSS: {early} kB after warm-up, {late} kB at the end ({} samples)",
+        samples.len()
+    );
+    assert!(
+        late <= early + early / 10 + 2048,
+        "RSS grew from {early} kB to {late} kB: {samples:?}"
+    );
+}

@@ -42,14 +42,6 @@ fn env_u64(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn rss_kb(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 fn daemon(path: &Path) -> Child {
     let _ = std::fs::remove_file(path);
     Command::new(common::ops_binary())
@@ -115,12 +107,6 @@ impl Counts {
     fn count(&self, ok: bool) {
         if ok { &self.ok } else { &self.failed }.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-fn median(samples: &[u64]) -> u64 {
-    let mut s = samples.to_vec();
-    s.sort_unstable();
-    s[s.len() / 2]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,7 +253,7 @@ async fn soak() {
     let mut samples: Vec<(f64, [u64; 3])> = Vec::new();
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let rss = pids.map(|pid| rss_kb(pid).expect("a measured process died"));
+        let rss = pids.map(|pid| common::rss_kb(pid).expect("a measured process died"));
         let t = started.elapsed().as_secs_f64();
         eprintln!(
             "soak t={t:>5.0}s rss kB: bridge {} bundle {} daemon-B {}  (ok {} failed {} rerosters {} restarts {} dials {})",
@@ -312,8 +298,8 @@ async fn soak() {
     );
     let mut grew = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        let first = median(&warm[..tenth].iter().map(|s| s[i]).collect::<Vec<_>>());
-        let last = median(
+        let first = common::median(&warm[..tenth].iter().map(|s| s[i]).collect::<Vec<_>>());
+        let last = common::median(
             &warm[warm.len() - tenth..]
                 .iter()
                 .map(|s| s[i])

@@ -222,6 +222,21 @@ async fn a_procedure_answering_a_struct_advertises_its_output_schema_and_matches
         // A scalar answer travels as {"value": …} and a bespoke tool declares none.
         assert!(tool("count").get("outputSchema").is_none());
         assert!(tool("load_sample").get("outputSchema").is_some());
+        // A procedure that refuses with a detail advertises none: the refusal's detail is its
+        // `structuredContent`, which clients check against an `outputSchema` even on `isError`.
+        assert!(tool("proc_kill").get("outputSchema").is_none());
+        let refused = s
+            .ask(
+                "tools/call",
+                json!({"name": "proc_kill", "arguments": {"pid": 999}}),
+            )
+            .await;
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        assert_eq!(
+            refused["result"]["structuredContent"],
+            json!({"kind": "no-such-process", "pid": 999}),
+            "{refused}"
+        );
 
         let answer = s
             .ask(

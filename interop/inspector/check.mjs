@@ -71,11 +71,11 @@ check('stdio ops tools/call count with an argument', r.status === 0 && r.json?.s
 r = inspector(OPS, '--method', 'tools/call', '--tool-name', 'proc_kill', '--tool-arg', 'pid=999');
 check(
   'stdio ops a refusal comes back as isError',
-  // The Inspector's SDK (1.x) checks a refusal's structuredContent against proc_kill's
-  // outputSchema even when isError (a known limit, docs/limits.md): then it reports that.
-  r.status !== 0 &&
-    ((r.json?.isError === true && r.json?.content?.[0]?.text === 'surface-mcp: there is no process 999') ||
-      /data must have required property 'ok'/.test(r.stderr ?? '')),
+  // proc_kill advertises no outputSchema (it refuses with a detail), so the Inspector's 1.x SDK,
+  // which checks structuredContent against one even when isError, reads the refusal as sent.
+  r.json?.isError === true &&
+    r.json?.content?.[0]?.text === 'surface-mcp: there is no process 999' &&
+    r.json?.structuredContent?.kind === 'no-such-process',
   r,
 );
 r = inspector(OPS, '--method', 'resources/list');

@@ -143,21 +143,14 @@ async function checkOps(sdk, transport) {
 
     const counted = await client.callTool({ name: 'count', arguments: { state: 'running' } });
     check(`${tag} bespoke tool with arguments`, counted.structuredContent?.value === 3, counted);
-    // The 1.x SDK checks structuredContent against the tool's outputSchema even when isError,
-    // so it rejects proc_kill's refusal detail (a known limit, docs/limits.md): there the check
-    // is that the refusal reached the client with its detail, in the SDK's own error.
-    let refused;
-    try {
-      refused = await client.callTool({ name: 'proc_kill', arguments: { pid: 999 } });
-    } catch (e) {
-      refused = { v1Rejected: String(e?.message ?? e) };
-    }
+    // proc_kill refuses with a detail, so it advertises no outputSchema: every SDK (the 1.x
+    // one checks structuredContent against an outputSchema even when isError) reads the refusal.
+    const refused = await client.callTool({ name: 'proc_kill', arguments: { pid: 999 } });
     check(
       `${tag} refusal is isError with detail`,
-      (refused.isError === true &&
+      refused.isError === true &&
         refused.content[0]?.text === 'surface-mcp: there is no process 999' &&
-        refused.structuredContent?.kind === 'no-such-process') ||
-        (sdk === 'v1' && /Structured content does not match the tool's output schema/.test(refused.v1Rejected ?? '')),
+        refused.structuredContent?.kind === 'no-such-process',
       refused,
     );
     const bad = await client.callTool({ name: 'proc_kill', arguments: {} });

@@ -653,6 +653,7 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
     let specs = valid.iter().map(|p| procedure_spec(p));
     let arms = valid.iter().map(|p| dispatch_arm(p));
     let decoders = input_decoders(&valid);
+    let detailed = refusals_with_detail(&valid);
     let namespaces_ty = names::procedures(surface_ident);
     let in_client: Vec<&Procedure> = procedures.iter().filter(|p| p.in_client).collect();
     let client = emit_client(surface_ident, &in_client);
@@ -699,6 +700,7 @@ fn emit(item: &ItemImpl, surface: &Path, procedures: &[Procedure], declared: &[S
             }
 
             #decoders
+            #detailed
         }
 
         #client
@@ -775,6 +777,37 @@ fn dispatch_arm(p: &Procedure) -> TokenStream {
             #checks
             #call
         }),
+    }
+}
+
+/// `fn refuses_with_detail`: whether each procedure's failure may carry a detail (then its
+/// tool advertises no `outputSchema`). Left to the trait's default when it has no procedure.
+fn refusals_with_detail(valid: &[&Procedure]) -> TokenStream {
+    if valid.is_empty() {
+        return TokenStream::new();
+    }
+    let arms = valid.iter().map(|p| {
+        let (name, output) = (&p.name, &p.output);
+        // The checks first and the type at the user's token, as in the dispatch arm: a return
+        // type that does not qualify is reported once, by its check.
+        let check = checks::procedure_result(output);
+        let written = written_ok(output).map(|ok| checks::procedure_ok(output, ok));
+        let answer = quote_spanned!(output.span()=> ::surface::__private::refuses_with_detail::<#output>());
+        quote! {
+            #name => {
+                #check
+                #written
+                #answer
+            }
+        }
+    });
+    quote! {
+        fn refuses_with_detail(name: &str) -> bool {
+            match name {
+                #(#arms)*
+                _ => false,
+            }
+        }
     }
 }
 

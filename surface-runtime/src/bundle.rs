@@ -99,6 +99,8 @@ pub struct Member {
     /// The decoders of its procedures' inputs (`SurfaceProcedures::input_decoder` of the
     /// surface `Member` erases), for the faces that decode before they dial.
     pub(crate) input_decoder: fn(&str) -> Option<InputDecoder>,
+    /// Which of its procedures may refuse with a detail (`SurfaceProcedures::refuses_with_detail`).
+    pub(crate) refuses_with_detail: fn(&str) -> bool,
     /// The surface it serves, to refuse a tool or prompt handed another surface's client.
     surface: TypeId,
     /// Tools and prompts given to it that are handed another surface's client, which
@@ -117,6 +119,7 @@ impl Member {
             forms: Vec::new(),
             prompts: Vec::new(),
             input_decoder: <S as SurfaceProcedures>::input_decoder,
+            refuses_with_detail: <S as SurfaceProcedures>::refuses_with_detail,
             surface: TypeId::of::<S>(),
             foreign: Vec::new(),
         }

@@ -147,11 +147,17 @@ impl std::error::Error for Failure {}
 pub trait IntoFailure {
     /// The erased failure.
     fn into_failure(self) -> Failure;
+    /// Whether a failure of this type may carry a detail (a `structuredContent` of its own):
+    /// a procedure failing so advertises no `outputSchema`, which clients check a refusal's
+    /// `structuredContent` against even when `isError`.
+    #[doc(hidden)]
+    const CARRIES_DETAIL: bool = false;
 }
 
 // Neither impl is offered as the one to write: the trait's own message says both.
 #[diagnostic::do_not_recommend]
 impl<D: Serialize> IntoFailure for ToolFailure<D> {
+    const CARRIES_DETAIL: bool = true;
     fn into_failure(self) -> Failure {
         let message = non_empty(self.message, || "ToolFailure".to_owned());
         match self.detail.map(|d| serde_json::to_value(&d)) {

@@ -248,6 +248,8 @@ pub trait ProcedureResult {
     type Ok: Output;
     /// The erased answer.
     fn into_answer(self) -> Result<Value, Failure>;
+    /// Whether its failure may carry a detail ([`IntoFailure::CARRIES_DETAIL`]).
+    const REFUSES_WITH_DETAIL: bool = false;
     /// What a generated check reads: naming it makes rustc check the type where it is named.
     #[doc(hidden)]
     const __QUALIFIES: () = ();
@@ -258,6 +260,7 @@ where
     R::Err: IntoFailure,
 {
     type Ok = R::Ok;
+    const REFUSES_WITH_DETAIL: bool = <R::Err as IntoFailure>::CARRIES_DETAIL;
     fn into_answer(self) -> Result<Value, Failure> {
         match self.into_result() {
             Ok(v) => encode_value(&v),
@@ -448,6 +451,12 @@ pub fn schema_of<T: schemars::JsonSchema>() -> Value {
 /// The bridged JSON Schema of a procedure's success type.
 pub fn output_schema_of<R: ProcedureResult>() -> Value {
     crate::schema::schema_for::<R::Ok>()
+}
+
+/// Whether a procedure answering `R` may refuse with a detail (then it advertises no
+/// `outputSchema`: the detail travels as `structuredContent`, which would not match it).
+pub const fn refuses_with_detail<R: ProcedureResult>() -> bool {
+    R::REFUSES_WITH_DETAIL
 }
 
 /// The advertised input schema of `T`.

@@ -329,6 +329,8 @@ impl fmt::Display for Relayed {
 // Not offered as the impl to write for another type (the trait's message says what is).
 #[diagnostic::do_not_recommend]
 impl IntoFailure for Relayed {
+    // The served side's refusal, detail and all.
+    const CARRIES_DETAIL: bool = true;
     fn into_failure(self) -> Failure {
         self.0
     }

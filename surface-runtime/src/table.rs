@@ -232,7 +232,8 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
             description: p.doc,
             title: None,
             mutates,
-            output: Some(p.output.schema),
+            // A refusal's detail is its `structuredContent`, which would not match the schema.
+            output: (!(member.refuses_with_detail)(p.name)).then_some(p.output.schema),
             entry: ToolEntry {
                 target: ToolTarget::Procedure {
                     owner: owner.clone(),

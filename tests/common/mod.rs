@@ -171,3 +171,19 @@ pub fn golden(name: &str, actual: &str) {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (bless with SURFACE_BLESS=1)"));
     assert_eq!(actual, expected, "{name} differs from its golden file");
 }
+
+/// `VmRSS` of process `pid` in kB; `None` once it is gone.
+pub fn rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The median of memory samples (the upper one of an even count).
+pub fn median(samples: &[u64]) -> u64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    sorted[sorted.len() / 2]
+}

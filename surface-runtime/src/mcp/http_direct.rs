@@ -82,10 +82,43 @@ struct Live {
     ready: AtomicBool,
     /// The client declared a capability a call may use to ask it something.
     askable: bool,
-    /// Requests answered here and not yet done, to cancel on `notifications/cancelled`.
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Requests answered here and not yet done, to cancel on `notifications/cancelled`; each
+    /// under the serial of its taking, so a call that ends after its id was cancelled and
+    /// taken again frees only its own slot, never the new request's.
+    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    /// The serial of the next taking.
+    serials: AtomicU64,
     /// When the session's worker last heard of it (ms since [`Direct::epoch`]).
     touched: AtomicU64,
+}
+
+impl Live {
+    /// Takes `id` for a call cancelled through `cancel`: its serial, or `None` when the id is
+    /// already in flight.
+    fn take(&self, id: &RequestId, cancel: &CancellationToken) -> Option<u64> {
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight.contains_key(id) {
+            return None;
+        }
+        let serial = self.serials.fetch_add(1, Ordering::Relaxed);
+        in_flight.insert(id.clone(), (serial, cancel.clone()));
+        Some(serial)
+    }
+
+    /// `notifications/cancelled` for `id`: cancels the call and frees the id.
+    fn cancel(&self, id: &RequestId) {
+        if let Some((_, ct)) = lock(&self.in_flight).remove(id) {
+            ct.cancel();
+        }
+    }
+
+    /// The call of taking `serial` ended: frees `id` if it is still that taking's.
+    fn release(&self, id: &RequestId, serial: u64) {
+        let mut in_flight = lock(&self.in_flight);
+        if in_flight.get(id).is_some_and(|(held, _)| *held == serial) {
+            in_flight.remove(id);
+        }
+    }
 }
 
 /// A host allowed in `Host`: a name, and a port when the entry names one.
@@ -195,6 +228,7 @@ impl Direct {
             ready: AtomicBool::new(false),
             askable,
             in_flight: Mutex::new(HashMap::new()),
+            serials: AtomicU64::new(0),
             touched: AtomicU64::new(self.now_ms()),
         });
         let mut sessions = self.sessions.write().unwrap_or_else(|e| e.into_inner());
@@ -212,7 +246,7 @@ impl Direct {
             .unwrap_or_else(|e| e.into_inner())
             .remove(id);
         if let Some(live) = live {
-            for (_, ct) in lock(&live.in_flight).drain() {
+            for (_, (_, ct)) in lock(&live.in_flight).drain() {
                 ct.cancel();
             }
         }
@@ -247,10 +281,8 @@ impl Direct {
                             live.ready.store(true, Ordering::Release);
                         }
                         ClientNotification::CancelledNotification(c) => {
-                            if let Some(id) = &c.params.request_id
-                                && let Some(ct) = lock(&live.in_flight).remove(id)
-                            {
-                                ct.cancel();
+                            if let Some(id) = &c.params.request_id {
+                                live.cancel(id);
                             }
                         }
                         _ => {}
@@ -386,14 +418,10 @@ impl Direct {
         self.touch(&live, &handle).await;
         let request_id = request.id.clone();
         let ct = self.stop.child_token();
-        {
-            let mut in_flight = lock(&live.in_flight);
-            if in_flight.contains_key(&request_id) {
-                // An id already in flight here: let rmcp judge the duplicate.
-                return Routed::Rmcp(parts);
-            }
-            in_flight.insert(request_id.clone(), ct.clone());
-        }
+        let Some(serial) = live.take(&request_id, &ct) else {
+            // An id already in flight here: let rmcp judge the duplicate.
+            return Routed::Rmcp(parts);
+        };
         let handler = Handler::new(self.shared.clone(), state);
         let context = context(request.id, ct.child_token(), peer, parts);
         let mut inner = request.request;
@@ -410,7 +438,7 @@ impl Direct {
             _ = ct.cancelled() => None,
             answer = call => Some(answer),
         };
-        lock(&live.in_flight).remove(&request_id);
+        live.release(&request_id, serial);
         let message = match answer {
             Some(Ok(Ok(result))) => ServerJsonRpcMessage::response(result, request_id),
             Some(Ok(Err(error))) => ServerJsonRpcMessage::error(error, Some(request_id)),
@@ -649,6 +677,40 @@ impl rmcp::transport::Transport<RoleServer> for Silent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call cancelled and ended after its id was taken again frees only its own slot: the new
+    /// request stays cancellable and its id stays held (before, the old call's end removed the
+    /// new request's slot, so its cancel was lost and a duplicate of it was let through).
+    #[test]
+    fn a_cancelled_call_ending_late_leaves_the_new_taking_of_its_id_alone() {
+        let live = Live {
+            state: Weak::new(),
+            ready: AtomicBool::new(true),
+            askable: false,
+            in_flight: Mutex::new(HashMap::new()),
+            serials: AtomicU64::new(0),
+            touched: AtomicU64::new(0),
+        };
+        let id = RequestId::Number(2);
+        let (first, second) = (CancellationToken::new(), CancellationToken::new());
+        let old = live.take(&id, &first).expect("free");
+        live.cancel(&id);
+        assert!(first.is_cancelled());
+        let new = live.take(&id, &second).expect("free again once cancelled");
+        assert!(
+            live.take(&id, &CancellationToken::new()).is_none(),
+            "held by the new call"
+        );
+        live.release(&id, old);
+        assert!(
+            live.take(&id, &CancellationToken::new()).is_none(),
+            "still held by the new call"
+        );
+        live.cancel(&id);
+        assert!(second.is_cancelled(), "the new call is still cancellable");
+        live.release(&id, new);
+        assert!(live.take(&id, &CancellationToken::new()).is_some());
+    }
 
     /// The method-first read gives exactly what rmcp's generic read gives.
     #[test]
