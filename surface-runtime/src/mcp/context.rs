@@ -196,5 +196,5 @@ pub(crate) fn for_task(entry: &Arc<super::tasks::Entry>, round: &super::asking::
         entry: entry.clone(),
         asks: round.asks(),
     };
-    ToolContext::new(entry.cancelled(), Some(Arc::new(reporter)))
+    ToolContext::new(entry.cancelled(), Some(Arc::new(reporter))).with_principal(entry.owner())
 }

@@ -239,27 +239,33 @@ impl ServerHandler for Handler {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.shared.tasks.get(&request.task_id).map(GetTaskResult::new)
+        let caller = self.principal(&context);
+        self.shared
+            .tasks
+            .get(&request.task_id, caller.as_deref())
+            .map(GetTaskResult::new)
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let caller = self.principal(&context);
         self.shared
             .tasks
-            .update(&request.task_id, request.input_responses)
+            .update(&request.task_id, caller.as_deref(), request.input_responses)
     }
 
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.shared.tasks.cancel(&request.task_id)
+        let caller = self.principal(&context);
+        self.shared.tasks.cancel(&request.task_id, caller.as_deref())
     }
 
     async fn on_custom_request(

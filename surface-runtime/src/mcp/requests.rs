@@ -226,22 +226,25 @@ impl Handler {
         let (generation, target) = (generation.clone(), entry.target.clone());
         // The connection, for its cap on live tasks.
         let session = Arc::as_ptr(&self.state) as usize;
-        let created = self.shared.tasks.create(session, move |inputs| {
-            let round = super::asking::Round::for_task(inputs.clone(), capabilities);
-            let call = super::context::for_task(inputs.entry(), &round);
-            let cancel = inputs.entry().cancelled();
-            async move {
-                let run = call.scope(run_tool(&generation, &target, input, cancel));
-                match round.run(run).await {
-                    Ok(answer) => Ok(super::tasks::outcome(answer)),
-                    Err(super::asking::Halt::Refused(error)) => Err(error),
-                    Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
-                        branded("a task cannot end waiting for input"),
-                        None,
-                    )),
+        let created = self
+            .shared
+            .tasks
+            .create(session, self.principal(context), move |inputs| {
+                let round = super::asking::Round::for_task(inputs.clone(), capabilities);
+                let call = super::context::for_task(inputs.entry(), &round);
+                let cancel = inputs.entry().cancelled();
+                async move {
+                    let run = call.scope(run_tool(&generation, &target, input, cancel));
+                    match round.run(run).await {
+                        Ok(answer) => Ok(super::tasks::outcome(answer)),
+                        Err(super::asking::Halt::Refused(error)) => Err(error),
+                        Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
+                            branded("a task cannot end waiting for input"),
+                            None,
+                        )),
+                    }
                 }
-            }
-        })?;
+            })?;
         Ok(CallToolResponse::Task(created))
     }
 

@@ -99,6 +99,9 @@ pub(crate) struct Entry {
     id: String,
     /// The connection that created it (for the per-connection cap).
     session: usize,
+    /// Who created it, when a face identified the caller: another subject's `tasks/get`,
+    /// `tasks/update` or `tasks/cancel` finds no such task.
+    owner: Option<Arc<crate::Principal>>,
     created_at: String,
     created: Instant,
     cancel: CancellationToken,
@@ -108,6 +111,11 @@ pub(crate) struct Entry {
 impl Entry {
     fn touch(state: &mut State) {
         state.last_updated_at = now();
+    }
+
+    /// Who created it, if a face identified the caller.
+    pub(crate) fn owner(&self) -> Option<Arc<crate::Principal>> {
+        self.owner.clone()
     }
 
     fn is_live(&self) -> bool {
@@ -243,9 +251,14 @@ impl Tasks {
         });
     }
 
-    /// Creates a task for connection `session` and runs `run` for it; `run` is handed the
-    /// task's questions. Refused (-32603) over a cap.
-    pub(crate) fn create<F, Fut>(&self, session: usize, run: F) -> Result<CreateTaskResult, ErrorData>
+    /// Creates a task for connection `session`, owned by `owner`, and runs `run` for it; `run`
+    /// is handed the task's questions. Refused (-32603) over a cap.
+    pub(crate) fn create<F, Fut>(
+        &self,
+        session: usize,
+        owner: Option<Arc<crate::Principal>>,
+        run: F,
+    ) -> Result<CreateTaskResult, ErrorData>
     where
         F: FnOnce(TaskInputs) -> Fut,
         Fut: std::future::Future<Output = Outcome> + Send + 'static,
@@ -275,6 +288,7 @@ impl Tasks {
         let entry = Arc::new(Entry {
             id: new_id(),
             session,
+            owner,
             created_at: created_at.clone(),
             created: Instant::now(),
             cancel: CancellationToken::new(),
@@ -321,24 +335,35 @@ impl Tasks {
         Ok(CreateTaskResult::new(entry.detailed(&self.settings).task))
     }
 
-    fn find(&self, id: &str) -> Result<Arc<Entry>, ErrorData> {
+    /// Task `id` as `caller` may see it: a task created by an identified subject is that
+    /// subject's alone (any of its tokens, whatever their scopes); to anyone else it does not
+    /// exist, the same answer as an unknown id, so an id that leaked reveals nothing.
+    fn find(&self, id: &str, caller: Option<&crate::Principal>) -> Result<Arc<Entry>, ErrorData> {
         let mut tasks = lock(&self.tasks);
         self.sweep(&mut tasks);
-        tasks.get(id).cloned().ok_or_else(|| unknown(id))
+        tasks
+            .get(id)
+            .filter(|entry| match &entry.owner {
+                None => true,
+                Some(owner) => caller.is_some_and(|c| c.same_subject(owner)),
+            })
+            .cloned()
+            .ok_or_else(|| unknown(id))
     }
 
-    /// `tasks/get`.
-    pub(crate) fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
-        Ok(self.find(id)?.detailed(&self.settings))
+    /// `tasks/get` by `caller`.
+    pub(crate) fn get(&self, id: &str, caller: Option<&crate::Principal>) -> Result<DetailedTask, ErrorData> {
+        Ok(self.find(id, caller)?.detailed(&self.settings))
     }
 
     /// `tasks/update`: answers the pending questions `responses` names (others are ignored).
     pub(crate) fn update(
         &self,
         id: &str,
+        caller: Option<&crate::Principal>,
         responses: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<(), ErrorData> {
-        let entry = self.find(id)?;
+        let entry = self.find(id, caller)?;
         let mut state = lock(&entry.state);
         for (key, value) in responses {
             if let Some(pending) = state.pending.remove(&key) {
@@ -350,8 +375,8 @@ impl Tasks {
     }
 
     /// `tasks/cancel`: the tool's cancellation fires; its future ends at its next await.
-    pub(crate) fn cancel(&self, id: &str) -> Result<(), ErrorData> {
-        self.find(id)?.cancel.cancel();
+    pub(crate) fn cancel(&self, id: &str, caller: Option<&crate::Principal>) -> Result<(), ErrorData> {
+        self.find(id, caller)?.cancel.cancel();
         Ok(())
     }
 
@@ -399,7 +424,7 @@ mod tests {
 
     async fn settled(tasks: &Tasks, id: &str) -> DetailedTask {
         for _ in 0..200 {
-            let task = tasks.get(id).unwrap();
+            let task = tasks.get(id, None).unwrap();
             if task.status().is_terminal() {
                 return task;
             }
@@ -408,30 +433,72 @@ mod tests {
         panic!("task {id} did not end")
     }
 
+    /// A task created by an identified subject is that subject's: any of its tokens (a step-up
+    /// with other scopes too) reads, answers and cancels it; another subject, or a caller no
+    /// face identified, gets exactly the answer of an unknown id.
+    #[tokio::test]
+    async fn a_task_is_found_only_by_the_subject_that_created_it() {
+        let tasks = Tasks::new(TaskSettings::default());
+        let alice = Arc::new(crate::Principal::new("https://as", "alice").with_scopes(["ops.read"]));
+        let created = tasks
+            .create(1, Some(alice.clone()), |_| std::future::pending())
+            .unwrap();
+        let id = created.task.task_id;
+        let stepped_up = crate::Principal::new("https://as", "alice").with_scopes(["ops.admin"]);
+        let mallory = crate::Principal::new("https://as", "mallory").with_scopes(["ops.admin"]);
+        let elsewhere = crate::Principal::new("https://other-as", "alice");
+        let unknown = tasks.get("0123", Some(&mallory)).unwrap_err();
+        for stranger in [Some(&mallory), Some(&elsewhere), None] {
+            let refused = tasks.get(&id, stranger).unwrap_err();
+            assert_eq!(refused.code, unknown.code, "{stranger:?}");
+            assert_eq!(
+                refused.message,
+                unknown.message.replace("0123", &id),
+                "{stranger:?}"
+            );
+            assert!(tasks.update(&id, stranger, []).is_err());
+            assert!(tasks.cancel(&id, stranger).is_err());
+        }
+        assert_eq!(
+            tasks.get(&id, Some(&alice)).unwrap().status(),
+            TaskStatus::Working
+        );
+        tasks.cancel(&id, Some(&stepped_up)).unwrap();
+        let mut status = TaskStatus::Working;
+        for _ in 0..200 {
+            status = tasks.get(&id, Some(&stepped_up)).unwrap().status();
+            if status.is_terminal() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(status, TaskStatus::Cancelled);
+    }
+
     #[tokio::test]
     async fn ids_are_128_random_bits_and_resolve_at_once() {
         let tasks = Tasks::new(TaskSettings::default());
         let a = tasks
-            .create(1, |_| async { Ok(CallToolResult::success(vec![])) })
+            .create(1, None, |_| async { Ok(CallToolResult::success(vec![])) })
             .unwrap();
         let b = tasks
-            .create(1, |_| async { Ok(CallToolResult::success(vec![])) })
+            .create(1, None, |_| async { Ok(CallToolResult::success(vec![])) })
             .unwrap();
         assert_eq!(a.task.task_id.len(), 32);
         assert!(a.task.task_id.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a.task.task_id, b.task.task_id);
         assert_eq!(a.task.ttl_ms, Some(millis(TASK_TTL)));
-        assert!(tasks.get(&a.task.task_id).is_ok());
+        assert!(tasks.get(&a.task.task_id, None).is_ok());
         let done = settled(&tasks, &b.task.task_id).await;
         assert_eq!(done.status(), TaskStatus::Completed);
-        assert_eq!(tasks.get("nope").unwrap_err().code.0, -32602);
+        assert_eq!(tasks.get("nope", None).unwrap_err().code.0, -32602);
     }
 
     #[tokio::test]
     async fn a_question_waits_for_its_update_and_unknown_keys_are_ignored() {
         let tasks = Tasks::new(TaskSettings::default());
         let created = tasks
-            .create(1, |inputs| async move {
+            .create(1, None, |inputs| async move {
                 let request: InputRequest =
                     serde_json::from_value(serde_json::json!({"method": "roots/list", "params": {}}))
                         .unwrap();
@@ -442,19 +509,25 @@ mod tests {
             })
             .unwrap();
         let id = created.task.task_id;
-        let mut asked = tasks.get(&id).unwrap();
+        let mut asked = tasks.get(&id, None).unwrap();
         for _ in 0..100 {
             if asked.status() == TaskStatus::InputRequired {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
-            asked = tasks.get(&id).unwrap();
+            asked = tasks.get(&id, None).unwrap();
         }
         assert_eq!(asked.status(), TaskStatus::InputRequired);
-        tasks.update(&id, [("other".to_owned(), Value::Null)]).unwrap();
-        assert_eq!(tasks.get(&id).unwrap().status(), TaskStatus::InputRequired);
         tasks
-            .update(&id, [("where".to_owned(), serde_json::json!({"roots": []}))])
+            .update(&id, None, [("other".to_owned(), Value::Null)])
+            .unwrap();
+        assert_eq!(tasks.get(&id, None).unwrap().status(), TaskStatus::InputRequired);
+        tasks
+            .update(
+                &id,
+                None,
+                [("where".to_owned(), serde_json::json!({"roots": []}))],
+            )
             .unwrap();
         let done = serde_json::to_value(settled(&tasks, &id).await).unwrap();
         assert_eq!(done["result"]["content"][0]["text"], "{\"roots\":[]}");
@@ -467,26 +540,26 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok(CallToolResult::success(vec![]))
         };
-        let a = tasks.create(1, slow).unwrap().task.task_id;
-        let refused = tasks.create(1, slow).unwrap_err();
+        let a = tasks.create(1, None, slow).unwrap().task.task_id;
+        let refused = tasks.create(1, None, slow).unwrap_err();
         assert!(
             refused.message.contains("this connection already runs 1 tasks"),
             "{refused:?}"
         );
-        let b = tasks.create(2, slow).unwrap();
-        let refused = tasks.create(3, slow).unwrap_err();
+        let b = tasks.create(2, None, slow).unwrap();
+        let refused = tasks.create(3, None, slow).unwrap_err();
         assert!(
             refused.message.contains("the server already runs 2 tasks"),
             "{refused:?}"
         );
-        tasks.cancel(&a).unwrap();
+        tasks.cancel(&a, None).unwrap();
         assert_eq!(settled(&tasks, &a).await.status(), TaskStatus::Cancelled);
         assert_eq!(tasks.live(), 1);
         tokio::time::sleep(Duration::from_millis(350)).await;
         // Past the TTL: the cancelled one is forgotten; the one still running is stopped and
         // failed, saying why, for one more TTL.
-        assert!(tasks.get(&a).is_err());
-        let expired = serde_json::to_value(tasks.get(&b.task.task_id).unwrap()).unwrap();
+        assert!(tasks.get(&a, None).is_err());
+        let expired = serde_json::to_value(tasks.get(&b.task.task_id, None).unwrap()).unwrap();
         assert_eq!(expired["status"], "failed");
         assert!(
             expired["error"]["message"]
@@ -497,6 +570,6 @@ mod tests {
         );
         assert_eq!(tasks.live(), 0);
         tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(tasks.get(&b.task.task_id).is_err());
+        assert!(tasks.get(&b.task.task_id, None).is_err());
     }
 }
