@@ -230,17 +230,47 @@ async fn over_http_the_event_names_the_tokens_subject() {
     assert_eq!(call("count", json!({})).await.status, 200);
     let lines = captured.lines();
     assert_eq!(lines.len(), 1, "{lines:#?}");
-    assert!(lines[0].contains("subject=\"alice\""), "{}", lines[0]);
-    assert!(
-        lines[0].contains("issuer=\"https://issuer.test\""),
-        "{}",
-        lines[0]
-    );
-    assert!(
-        lines[0].contains("tool=\"proc_spawn\" outcome=\"ok\""),
-        "{}",
-        lines[0]
+    assert_says(
+        &lines[0],
+        &[
+            "subject=\"alice\"",
+            "issuer=\"https://issuer.test\"",
+            "tool=\"proc_spawn\" outcome=\"ok\"",
+        ],
     );
     assert!(!lines[0].contains("alice-admin"), "never the token: {}", lines[0]);
     drop(server);
+}
+
+/// The argv face in-process, with `audit`: spawns one process and counts them (read-only).
+async fn run_cli(audit: Option<Audit>) -> Vec<String> {
+    let (captured, _guard) = Captured::start();
+    let mut cli = surface::cli::Cli::new("opsctl", "0")
+        .core(ops::core())
+        .client(|| surface::mcp::BundleClient::with_core(ops::OpsClient::direct(Arc::new(ops::Ops::new()))));
+    if let Some(audit) = audit {
+        cli = cli.audit(audit);
+    }
+    let cli = cli.build().unwrap();
+    assert_eq!(cli.run(["opsctl", "proc_spawn", "--name", "audited"]).await, 0);
+    assert_eq!(cli.run(["opsctl", "count"]).await, 0);
+    captured.lines()
+}
+
+#[tokio::test]
+async fn the_argv_face_audits_its_mutating_calls_by_uid() {
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
+    let lines = run_cli(Some(Audit::Mutations)).await;
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    let subject = format!("subject=\"uid:{uid}\"");
+    assert_says(&lines[0], &[&subject, "tool=\"proc_spawn\" outcome=\"ok\""]);
+    assert!(!lines[0].contains("arguments"), "{}", lines[0]);
+    assert!(run_cli(None).await.is_empty());
+}
+
+/// Asserts `line` says each of `parts`.
+fn assert_says(line: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(line.contains(part), "{part} is not in {line}");
+    }
 }

@@ -46,6 +46,7 @@
 mod check;
 mod flags;
 
+use crate::audit::{Audit, Audited};
 use crate::blocks::{Block, EmbeddedBody, OkContent};
 use crate::bundle::{BundleClient, Member, OwnedBundle, RootTools, Siblings};
 use crate::dispatch::Dispatch;
@@ -161,6 +162,7 @@ pub struct Cli {
     local: Option<LocalFactory>,
     socket: Option<SocketFactory>,
     scopes: Option<Vec<String>>,
+    audit: Audit,
 }
 
 impl Cli {
@@ -176,7 +178,17 @@ impl Cli {
             local: None,
             socket: None,
             scopes: None,
+            audit: Audit::Off,
         }
+    }
+
+    /// Records every call of a mutating tool this command makes as one `tracing` event —
+    /// subject (`uid:<n>` of the user running it), tool, outcome, duration — see
+    /// [`crate::audit`] (default [`Audit::Off`]; the command installs no subscriber: install
+    /// yours in `main`). A dialled daemon audits on its side too ([`crate::wire::WireOptions::audit`]).
+    pub fn audit(mut self, audit: Audit) -> Self {
+        self.audit = audit;
+        self
     }
 
     /// The scopes this command holds (wire strings, e.g. `ops.read`; default: every one, so
@@ -363,6 +375,7 @@ impl Cli {
             socket: self.socket,
             declared,
             scopes: self.scopes,
+            audit: self.audit,
             owns_stdout: false,
         })
     }
@@ -407,6 +420,7 @@ pub struct BuiltCli {
     declared: Vec<Scope>,
     /// The scopes the command holds ([`Cli::scopes`]; `None`: all).
     scopes: Option<Vec<String>>,
+    audit: Audit,
     /// Set by [`BuiltCli::main`]: the process is this command's, so its stdout is kept for
     /// data and a handler's stray print goes to stderr.
     owns_stdout: bool,
@@ -854,6 +868,7 @@ impl BuiltCli {
         }
         let link = self.link(matches, caller)?;
         let bundle = link.bundle();
+        let audited = Audited::start(self.audit, tool.row.mutates, || value.to_string());
         let answer = match tokio::time::timeout(
             timeout(matches),
             target.run(&bundle, value, CancellationToken::new()),
@@ -864,6 +879,9 @@ impl BuiltCli {
             Err(_) => Err(timed_out(timeout(matches))),
         }
         .map_err(|f| link.0.judge(f));
+        if let Some(audited) = audited {
+            audited.answered(Some(&invoker()), &tool.row.name, &answer);
+        }
         if sub.get_flag("json") {
             out.value(&whole_answer(&answer))?;
         }
@@ -954,6 +972,15 @@ impl BuiltCli {
             lost: std::sync::OnceLock::new(),
         })))
     }
+}
+
+/// Who runs the command, as the audit names them: `uid:<n>` (from Linux's `/proc`; `-` where
+/// it cannot be read).
+fn invoker() -> Principal {
+    use std::os::unix::fs::MetadataExt;
+    let subject =
+        std::fs::metadata("/proc/self").map_or_else(|_| "-".to_owned(), |m| format!("uid:{}", m.uid()));
+    Principal::new("unix", subject)
 }
 
 fn timeout(matches: &ArgMatches) -> Duration {
