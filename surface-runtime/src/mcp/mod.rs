@@ -49,6 +49,7 @@ mod link;
 pub mod observe;
 mod prompts;
 mod reach;
+pub mod registry;
 mod requests;
 mod results;
 mod served;
