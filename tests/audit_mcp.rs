@@ -195,14 +195,7 @@ impl surface::auth::TokenVerifier for Alice {
 #[tokio::test]
 async fn over_http_the_event_names_the_tokens_subject() {
     let (captured, _guard) = Captured::start();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let auth = surface::auth::Auth::custom(Alice)
-        .authorization_server("https://issuer.test")
-        .with_resource(format!("http://127.0.0.1:{port}/mcp"));
+    let (port, auth) = common::custom_auth(Alice);
     let options = surface::mcp::HttpOptions::loopback(port).auth(auth);
     let server = served(Some(Audit::Mutations)).serve_http(options).await.unwrap();
     let addr = server.local_addr();

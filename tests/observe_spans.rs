@@ -245,4 +245,57 @@ async fn every_request_has_one_span_with_the_mcp_attributes() {
     assert_eq!(call.fields["mcp.session.id"], session, "{call:?}");
     assert_eq!(call.fields["traceparent"], HEADER_PARENT, "{call:?}");
     assert_eq!(call.events, ["counting"], "{call:?}");
+    // Unauthenticated, the span names no end user.
+    assert!(!call.fields.contains_key("enduser.id"), "{call:?}");
+
+    // Authenticated (2026-07-28, one POST a request): the token's subject is the end user.
+    let (port, auth) = common::custom_auth(Alice);
+    let authed = server()
+        .serve_http(HttpOptions::loopback(port).auth(auth))
+        .await
+        .unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {
+        "name": "count_up", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "spans", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", "Bearer alice-token"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "count_up"),
+    ];
+    let answer = common::raw_http::http(authed.local_addr(), "POST", &headers, &body.to_string()).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    spans
+        .wait("the authenticated call's span closes", |s| {
+            s.of("tools/call")
+                .iter()
+                .any(|s| s.fields.get("jsonrpc.request.id").map(String::as_str) == Some("31"))
+        })
+        .await;
+    let calls = spans.of("tools/call");
+    let call = calls
+        .iter()
+        .find(|s| s.fields.get("jsonrpc.request.id").map(String::as_str) == Some("31"))
+        .unwrap();
+    assert_eq!(call.fields["enduser.id"], "alice", "{call:?}");
+    assert!(
+        !format!("{call:?}").contains("alice-token"),
+        "the token is never recorded: {call:?}"
+    );
+}
+
+/// Alice's token, and nobody else's.
+struct Alice;
+
+impl surface::auth::TokenVerifier for Alice {
+    async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
+        match token {
+            "alice-token" => Ok(surface::Principal::new("https://issuer.test", "alice")),
+            _ => Err(surface::auth::Refusal::new("unknown token")),
+        }
+    }
 }

@@ -187,3 +187,17 @@ pub fn median(samples: &[u64]) -> u64 {
     sorted.sort_unstable();
     sorted[sorted.len() / 2]
 }
+
+/// A free loopback port and `verifier` as the authentication of an HTTP server bound there
+/// (issuer `https://issuer.test`, resource `http://127.0.0.1:<port>/mcp`).
+pub fn custom_auth(verifier: impl surface::auth::TokenVerifier) -> (u16, surface::auth::Auth) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let auth = surface::auth::Auth::custom(verifier)
+        .authorization_server("https://issuer.test")
+        .with_resource(format!("http://127.0.0.1:{port}/mcp"));
+    (port, auth)
+}
