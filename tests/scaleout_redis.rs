@@ -127,6 +127,43 @@ fn instance(redis: &Redis) -> (Arc<ops::Ops>, RedisStore) {
     (ops, store)
 }
 
+/// `surface_redis_round_trips_total` counts every round trip to Redis: a read is at least one,
+/// and each write adds at least one more (this test binary's only metrics recorder).
+#[test]
+fn every_round_trip_to_redis_is_counted() {
+    let Some(redis) = Redis::start("every_round_trip_to_redis_is_counted") else {
+        return;
+    };
+    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .expect("the only recorder of this test binary");
+    let round_trips = || {
+        metrics
+            .render()
+            .lines()
+            .find_map(|l| l.strip_prefix("surface_redis_round_trips_total "))
+            .map_or(0, |v| v.trim().parse::<u64>().unwrap())
+    };
+    let (ops, _store) = instance(&redis);
+    let attached = round_trips();
+    assert!(
+        attached > 0,
+        "attaching the members went to Redis: {}",
+        metrics.render()
+    );
+    for n in 1..=5u64 {
+        ops.load.update(|l| l.procs += 1);
+        let now = round_trips();
+        assert!(
+            now >= attached + n,
+            "write {n}: {now} round trips after {attached}"
+        );
+    }
+    let before = round_trips();
+    assert_eq!(ops.load.get().procs, 7);
+    assert!(round_trips() > before, "a read from Redis is a round trip too");
+}
+
 #[test]
 fn concurrent_updaters_on_two_instances_lose_no_increment() {
     let Some(redis) = Redis::start("concurrent_updaters_on_two_instances_lose_no_increment") else {

@@ -34,6 +34,9 @@ pub const SUBSCRIPTIONS: &str = "surface_subscriptions";
 pub const ASKS: &str = "surface_asks_total";
 /// Counter: MCP tasks created (a `tools/call` answered with a task id).
 pub const TASKS_CREATED: &str = "surface_tasks_created_total";
+/// Counter: round trips to Redis (a command, a script or a pipeline each count one), with the
+/// `redis` feature: what a call costs the store, and what its figures in `bench/` divide by.
+pub const REDIS_ROUND_TRIPS: &str = "surface_redis_round_trips_total";
 
 /// Label: the tool's name as served (`unknown` for a name the server does not serve, so a
 /// client cannot grow the label set at will).

@@ -137,7 +137,7 @@ impl SharedLog {
 
 /// The entries of `followers`' log after its mark, read from Redis (after a reconnection).
 pub(crate) async fn missed(
-    con: &mut redis::aio::ConnectionManager,
+    con: &mut super::counted::Counted,
     followers: &Followers,
 ) -> redis::RedisResult<Vec<(u64, Value)>> {
     let from = followers.mark();

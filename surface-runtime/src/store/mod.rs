@@ -44,6 +44,7 @@
 
 #![cfg(feature = "redis")]
 
+mod counted;
 mod feed;
 mod log;
 mod remote;
@@ -59,7 +60,6 @@ use crate::member::Change;
 use crate::member::backing::{Backend, LiveMembers, Unanswered};
 use crate::spec::MemberKind;
 use crate::sync::{lock, read, write};
-use redis::aio::ConnectionManager;
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -103,7 +103,7 @@ pub(crate) struct Inner {
     url: String,
     prefix: String,
     channel: String,
-    con: ConnectionManager,
+    con: counted::Counted,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
     attached: RwLock<Option<Attached>>,
@@ -165,7 +165,7 @@ impl RedisStore {
             let client = client.clone();
             async move { client.get_connection_manager_with_config(config).await }
         }) {
-            Ok(con) => con,
+            Ok(con) => counted::Counted(con),
             Err(e) => {
                 // Dropped here, inside a caller's runtime, it would panic (as `Inner` says).
                 runtime.shutdown_background();
@@ -288,7 +288,7 @@ impl Inner {
     pub(crate) fn channel(&self) -> &str {
         &self.channel
     }
-    pub(crate) fn con(&self) -> ConnectionManager {
+    pub(crate) fn con(&self) -> counted::Counted {
         self.con.clone()
     }
     pub(crate) fn attached(&self) -> std::sync::RwLockReadGuard<'_, Option<Attached>> {

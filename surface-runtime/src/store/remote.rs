@@ -196,7 +196,7 @@ impl Remote {
     }
 
     /// The connection, this value's key and the surface's channel, owned for a future.
-    fn parts(&self) -> (redis::aio::ConnectionManager, String, String) {
+    fn parts(&self) -> (super::counted::Counted, String, String) {
         (
             self.store.con(),
             self.key.clone(),
@@ -499,10 +499,7 @@ impl Backing for Remote {
 }
 
 /// The id of the last entry of the stream at `key` (`0-0` when it has none).
-pub(crate) async fn last_entry(
-    con: &mut redis::aio::ConnectionManager,
-    key: &str,
-) -> redis::RedisResult<EntryId> {
+pub(crate) async fn last_entry(con: &mut super::counted::Counted, key: &str) -> redis::RedisResult<EntryId> {
     let last: Vec<(String, Vec<String>)> = redis::cmd("XREVRANGE")
         .arg(key)
         .arg("+")
