@@ -155,7 +155,6 @@ pub fn bundle(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Builds the expose map of one surface, checked against its spec at compile time.
 /// The scopes of one surface, declared once with their hierarchy:
 /// `scopes!(Ops { read = "ops.read", admin = "ops.admin": read })`. `expose!` then names them
 /// (`"proc.kill": tool(mutates, scope = admin)`); a broader scope satisfies the narrower ones it
@@ -168,6 +167,7 @@ pub fn scopes(input: TokenStream) -> TokenStream {
     }
 }
 
+/// Builds the expose map of one surface, checked against its spec at compile time.
 #[proc_macro]
 pub fn expose(input: TokenStream) -> TokenStream {
     match syn::parse::<expose::ExposeInput>(input) {
