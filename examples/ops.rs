@@ -30,6 +30,10 @@
 //! bound to the read-only tool `processes_view`; hosts that render views show the process table
 //! as a page. `--no-ui` (before or after the other flags) serves no view and no UI meta.
 //!
+//! It serves one skill (the MCP skills extension), `skill://triage/SKILL.md`: how to investigate
+//! a loaded machine with the `load` and `processes` resources and the `proc_kill` tool, listed
+//! by `skills/list` to callers whose scopes reach all three (`ops.admin`).
+//!
 //! `--metrics ADDR` (anywhere, with any MCP face) serves the server's metrics as Prometheus text at
 //! `http://ADDR/metrics` (`127.0.0.1:0` picks a free port; the address is reported on stderr).
 //! The names are listed in `surface::mcp::observe` and the guide's observability chapter.
@@ -40,8 +44,9 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
 use surface::prompt::PromptAnswer;
+use surface::skill::Skill;
 use surface::view::{Csp, View};
-use surface::{CancellationToken, Expose, ToolFailure, expose, scopes, surface, tool};
+use surface::{CancellationToken, Expose, ToolFailure, expose, scopes, skill, surface, tool};
 
 /// The machine's load.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -395,13 +400,25 @@ pub async fn triage(args: TriageArgs, client: &OpsClient) -> Result<PromptAnswer
     )))
 }
 
-/// The core every face of ops serves: the expose map, the bespoke tools and the prompt.
+/// The `triage` skill, served at `skill://triage/SKILL.md`: how to investigate a loaded
+/// machine with the load, the process table and `proc.kill` (checked against [`EXPOSE`] at
+/// compile time). Its tools need `ops.admin`, so only callers with that scope are shown it.
+pub const TRIAGE: Skill<Ops> = skill!(EXPOSE {
+    name: "triage",
+    description: "Investigate a loaded machine: read its load and process table, find the process to stop, stop it with proc_kill and check the load again.",
+    uses: [load, processes, "proc.kill"],
+    instructions: include_str!("skills/triage.md"),
+});
+
+/// The core every face of ops serves: the expose map, the bespoke tools, the prompt and the
+/// skill.
 pub fn core() -> Member {
     Member::new(EXPOSE)
         .tool(CountTool)
         .tool(ProcessesViewTool)
         .tool(ProcWaitTool)
         .prompt(TriagePrompt)
+        .skill(TRIAGE)
 }
 
 // Who may do what: reading needs `ops.read`; changing the process table `ops.admin`, which

@@ -12,6 +12,9 @@ pub mod serve {}
 #[doc = include_str!("../docs/testing.md")]
 pub mod testing {}
 
+#[doc = include_str!("../docs/skills.md")]
+pub mod skills {}
+
 #[doc = include_str!("../docs/hosts.md")]
 pub mod hosts {}
 

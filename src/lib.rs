@@ -46,6 +46,7 @@
 //! - [`guide::serve`] — [`mcp::McpServer`]: one surface, a rooted bundle, a bridge; stdio,
 //!   reader/writer pairs, Streamable HTTP; the names on the wire;
 //! - [`guide::testing`] — `surface::testing::TestClient`, an in-memory agent for your tests;
+//! - [`guide::skills`] — `skill!`: workflows over your tools, served as MCP skills;
 //! - [`guide::hosts`] — mirrors for tool-only hosts, schema profiles, the contract gate;
 //! - [`guide::cli`] — the argv face from the same tool table;
 //! - [`guide::apps`] — MCP Apps views;
@@ -69,5 +70,5 @@
 
 pub mod guide;
 
-pub use surface_macros::{Elicit, bundle, expose, prompt, scopes, surface, tool};
+pub use surface_macros::{Elicit, bundle, expose, prompt, scopes, skill, surface, tool};
 pub use surface_runtime::*;

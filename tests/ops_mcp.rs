@@ -102,14 +102,17 @@ async fn resources_and_templates_follow_the_naming_table() {
                 ("surface://collections/processes", "processes"),
                 ("surface://streams/log", "log"),
                 ("surface://events/autosave", "autosave"),
+                // The triage skill's file, after the members (tests/skills_mcp.rs).
+                ("skill://triage/SKILL.md", "triage"),
             ]
             .map(|(u, n)| (u.to_owned(), n.to_owned())),
             "{era:?}"
         );
-        // Members are JSON; the view is listed only to clients that declare the MCP Apps
-        // extension (tests/apps_mcp.rs), which this one does not.
+        // Members are JSON, the skill markdown; the view is listed only to clients that
+        // declare the MCP Apps extension (tests/apps_mcp.rs), which this one does not.
         let mimes: Vec<Option<&str>> = resources.iter().map(|r| r.mime_type.as_deref()).collect();
-        assert_eq!(mimes, [Some("application/json"); 4]);
+        let json = Some("application/json");
+        assert_eq!(mimes, [json, json, json, json, Some("text/markdown")]);
         let templates = client.service.list_all_resource_templates().await.unwrap();
         assert_eq!(templates.len(), 1);
         assert_eq!(templates[0].uri_template, "surface://collections/processes/{id}");

@@ -10,6 +10,9 @@ Three runs, each scored per scenario (a scenario passes when none of its checks 
                       extension (which this server implements) are scored, the rest (other
                       extensions, pending) are reported as INFO.
 
+Then the skills extension's scenarios (SKILLS_SCENARIOS) of the newest release against
+examples/ops, which serves a skill (the fixture serves none), scored the same way.
+
 Prints PASS / FAIL / XFAIL (a failure the expected-failures file names) per scored scenario and
 NOTE for an expected failure that now passes everywhere it ran. Exits 1 when any scenario fails
 that the file does not name. Writes the scores to OUTDIR/scores.md.
@@ -61,6 +64,13 @@ TASKS_SCENARIOS = {
 }
 
 
+# The skills extension's scenarios (SEP-2640) that judge a server serving skills; its
+# `sep-2640-skills-directory` judges `resources/directory/read`, which ops does not declare
+# (`directoryRead`), so it would only skip.
+SKILLS_SCENARIOS = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest"]
+OPS = os.path.join(os.path.dirname(BINARY), "ops")
+
+
 def read_expected(path: str) -> dict[str, str]:
     expected = {}
     with open(path) as f:
@@ -96,14 +106,49 @@ def scenario_results(results_dir: str) -> dict[str, list[dict]]:
     return out
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([BINARY, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+def start_server(binary: str = BINARY) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([binary, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()
     m = re.search(r"(http://\S+)", line)
     if not m:
         proc.kill()
         raise SystemExit(f"FAIL conformance: the server did not start: {line!r}")
     return proc, m.group(1)
+
+
+def run_skills() -> int:
+    """The skills scenarios against examples/ops: how many failed."""
+    proc, url = start_server(OPS)
+    results_dir = os.path.join(OUTDIR, "skills")
+    cli = os.path.join(NEWEST, "dist", "index.js")
+    try:
+        for name in SKILLS_SCENARIOS:
+            with open(os.path.join(OUTDIR, f"skills-{name}.log"), "w") as log:
+                subprocess.run(
+                    [NODE, cli, "server", "--url", url, "--scenario", name, "-o", results_dir],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    timeout=600,
+                    cwd=OUTDIR,
+                )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    results = scenario_results(results_dir)
+    failed = 0
+    for name in SKILLS_SCENARIOS:
+        checks = results.get(name)
+        failures = [c for c in checks or [] if c.get("status") == "FAILURE"]
+        if checks is None:
+            failed += 1
+            print(f"FAIL conformance[skills, ops] {name}: the suite produced no result; see {OUTDIR}/skills-{name}.log")
+        elif failures:
+            failed += 1
+            first = failures[0]
+            print(f"FAIL conformance[skills, ops] {name}: {first.get('id')}: {(first.get('errorMessage') or '').strip()[:300]}")
+        else:
+            print(f"PASS conformance[skills, ops] {name}")
+    return failed
 
 
 def main() -> int:
@@ -167,6 +212,8 @@ def main() -> int:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+    unexpected += run_skills()
 
     for name in sorted(expected):
         if name not in ran:

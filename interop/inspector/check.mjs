@@ -79,8 +79,9 @@ check(
   r,
 );
 r = inspector(OPS, '--method', 'resources/list');
-// The four members; the ui:// view is listed only to clients that declare the Apps extension.
-check('stdio ops resources/list', r.status === 0 && r.json?.resources?.length === 4, r);
+// The four members and the triage skill's SKILL.md; the ui:// view is listed only to clients
+// that declare the Apps extension.
+check('stdio ops resources/list', r.status === 0 && r.json?.resources?.length === 5, r);
 r = inspector(OPS, '--method', 'resources/read', '--uri', 'surface://collections/processes/2');
 check('stdio ops resources/read an item', r.status === 0 && JSON.parse(r.json?.contents?.[0]?.text ?? '{}').name === 'shell', r);
 

@@ -38,6 +38,7 @@ RESOURCES = {
     "surface://collections/processes",
     "surface://streams/log",
     "surface://events/autosave",
+    "skill://triage/SKILL.md",
 }  # no ui://ops/processes: this client does not declare the MCP Apps extension
 TEMPLATES = {"surface://collections/processes/{id}"}
 

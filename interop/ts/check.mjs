@@ -2,6 +2,7 @@
 // over Streamable HTTP:
 //   v1 = @modelcontextprotocol/sdk (the 1.x line; speaks the legacy era, 2025-11-25);
 //   v2 = @modelcontextprotocol/client (the 2.x line; `auto` negotiation, so 2026-07-28 with us).
+// On ops, v2 also checks the skills extension with the SDK's own SkillsClient (v1 has none).
 // Every check prints one PASS/FAIL line; the exit code is 1 when any failed.
 //
 // usage: node check.mjs OPS_BINARY BUNDLE_BINARY
@@ -17,6 +18,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 
 const [OPS, BUNDLE] = process.argv.slice(2);
 let passed = 0;
@@ -122,8 +124,23 @@ async function checkOps(sdk, transport) {
     const tools = await toolNames(client);
     check(`${tag} tools/list`, same(tools, ['proc_spawn', 'proc_kill', 'load_sample', 'count', 'processes_view', 'proc_wait']), [...tools]);
     const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
-    // No ui://ops/processes: this client does not declare the MCP Apps extension.
-    check(`${tag} resources/list`, resources.join(' ') === 'surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log', resources);
+    // No ui://ops/processes: this client does not declare the MCP Apps extension. The triage
+    // skill's SKILL.md is an ordinary resource too.
+    check(`${tag} resources/list`, resources.join(' ') === 'skill://triage/SKILL.md surface://cells/load surface://collections/processes surface://events/autosave surface://streams/log', resources);
+    if (sdk === 'v2') {
+      // The 2.x SDK's skills client: lists, gets, and reads SKILL.md verifying its size, digest
+      // and frontmatter against the entry (it throws on any mismatch).
+      const skills = new SkillsClient(client);
+      check(`${tag} skills extension declared`, skills.supported, client.getServerCapabilities());
+      const { skills: entries } = await skills.list();
+      check(`${tag} skills/list`, entries.length === 1 && entries[0].uri === 'skill://triage/SKILL.md' && entries[0].frontmatter.name === 'triage', entries);
+      const { skill } = await skills.get('skill://triage/SKILL.md');
+      check(`${tag} skills/get`, JSON.stringify(skill) === JSON.stringify(entries[0]), skill);
+      const file = await skills.read(skill);
+      check(`${tag} SKILL.md read and verified`, file.verified && file.frontmatter?.name === 'triage' && file.body?.includes('- tool `proc_kill`'), file);
+      const unknown = await expectError(skills.get('skill://nope/SKILL.md'));
+      check(`${tag} skills/get of an unknown skill is -32602`, unknown.code === -32602, unknown);
+    }
     const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
     check(`${tag} resources/templates/list`, templates.join() === 'surface://collections/processes/{id}', templates);
     const load = JSON.parse((await client.readResource({ uri: 'surface://cells/load' })).contents[0].text);

@@ -18,11 +18,12 @@
 //! A key already reported here is not looked up, so one mistake gives one error.
 
 use crate::errors::{Errors, unknown_word};
+use crate::tokens::{ExposeKey, Shape, expose_key, head_and_items};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
-use syn::{Ident, LitStr, Path, Token, braced, parenthesized};
+use syn::{Ident, Path, Token, parenthesized};
 
 const EXPOSURES: &[&str] = &["resource", "tool"];
 const TOOL_WORDS: &[&str] = &["mutates", "read_only"];
@@ -63,74 +64,28 @@ impl Entry {
 
 impl Parse for ExposeInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        if input.is_empty() {
-            return Err(syn::Error::new(
-                Span::call_site(),
-                format!("`expose!` needs a surface and its entries: {FORM}"),
-            ));
-        }
-        let surface: Path = input.parse().map_err(|e| {
-            syn::Error::new(
-                e.span(),
-                format!("`expose!` starts with the surface type: {FORM}"),
-            )
-        })?;
-        if !input.peek(syn::token::Brace) {
-            return Err(input.error(format!(
-                "after the surface type come its entries in braces: {FORM}"
-            )));
-        }
-        let body;
-        braced!(body in input);
-        let mut entries = Vec::new();
-        while !body.is_empty() {
-            entries.push(body.parse()?);
-            if body.is_empty() {
-                break;
-            }
-            if body.peek(Token![;]) {
-                return Err(body.error("entries are separated by `,`: write `,` instead of `;`"));
-            }
-            body.parse::<Token![,]>()
-                .map_err(|e| syn::Error::new(e.span(), "expected `,` between entries"))?;
-        }
-        if !input.is_empty() {
-            return Err(input.error(format!(
+        let shape = Shape {
+            empty: format!("`expose!` needs a surface and its entries: {FORM}"),
+            head: format!("`expose!` starts with the surface type: {FORM}"),
+            braces: format!("after the surface type come its entries in braces: {FORM}"),
+            items: "entries",
+            after: format!(
                 "`expose!` takes one surface and its entries, nothing after the braces: remove this ({FORM})"
-            )));
-        }
+            ),
+        };
+        let (surface, entries) = head_and_items(input, &shape)?;
         Ok(ExposeInput { surface, entries })
     }
 }
 
 impl Parse for Entry {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let (key, key_span) = if input.peek(LitStr) {
-            let lit: LitStr = input.parse()?;
-            (lit.value(), lit.span())
-        } else if input.peek(Ident::peek_any) {
-            let ident: Ident = input.call(Ident::parse_any)?;
-            if input.peek(Token![.]) {
-                // `proc.spawn: tool`: say how to write it rather than "expected `:`".
-                let mut name = ident.unraw().to_string();
-                while input.peek(Token![.]) {
-                    input.parse::<Token![.]>()?;
-                    name.push('.');
-                    if let Ok(segment) = input.call(Ident::parse_any) {
-                        name.push_str(&segment.unraw().to_string());
-                    }
-                }
-                return Err(syn::Error::new(
-                    ident.span(),
-                    format!("a procedure's key is quoted: write \"{name}\""),
-                ));
-            }
-            (ident.unraw().to_string(), ident.span())
-        } else {
-            return Err(input.error(
-                "expected a key: a member's name (`load: resource`) or a quoted procedure name (`\"proc.kill\": tool`)",
-            ));
-        };
+        let ExposeKey {
+            key, span: key_span, ..
+        } = expose_key(
+            input,
+            "expected a key: a member's name (`load: resource`) or a quoted procedure name (`\"proc.kill\": tool`)",
+        )?;
         if input.peek(Token![=]) {
             let eq: Token![=] = input.parse()?;
             return Err(syn::Error::new(

@@ -1,6 +1,6 @@
 //! The procedural macros of `surface`: `#[surface]` (a surface's members and procedures),
 //! `#[tool]` (a bespoke tool), `#[prompt]`, `#[derive(Elicit)]` (what a tool asks its user for),
-//! `expose!` (what crosses to an agent), `scopes!` (who may call it) and `bundle!` (a roster
+//! `expose!` (what crosses to an agent), `skill!` (a workflow over it), `scopes!` (who may call it) and `bundle!` (a roster
 //! composed and checked at compile time).
 //!
 //! Use them through the `surface` crate, which re-exports them with the runtime they expand
@@ -19,6 +19,7 @@ mod expose;
 mod names;
 mod prompt;
 mod scopes;
+mod skill;
 mod surface_impl;
 mod surface_struct;
 mod tokens;
@@ -163,6 +164,19 @@ pub fn bundle(input: TokenStream) -> TokenStream {
 pub fn scopes(input: TokenStream) -> TokenStream {
     match syn::parse::<scopes::ScopesInput>(input) {
         Ok(i) => scopes::expand(i).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Declares a skill (the MCP skills extension) over one expose map:
+/// `skill!(EXPOSE { name: "triage", description: "…", uses: [load, "proc.kill"], instructions: include_str!("triage.md") })`.
+/// Every key in `uses` must be one the map exposes (a quoted key as a tool, a bare one as a
+/// resource): any other is a compile error at the key, with the closest exposed key. The name
+/// follows the Agent Skills rules (lowercase letters, digits, single hyphens; at most 64).
+#[proc_macro]
+pub fn skill(input: TokenStream) -> TokenStream {
+    match syn::parse::<skill::SkillInput>(input) {
+        Ok(i) => skill::expand(i).into(),
         Err(e) => e.to_compile_error().into(),
     }
 }

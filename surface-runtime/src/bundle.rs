@@ -96,6 +96,9 @@ pub struct Member {
     pub(crate) forms: Vec<(&'static str, ResourceForm)>,
     /// Bespoke prompts declared on this surface's client.
     pub(crate) prompts: Vec<Arc<dyn crate::prompt::SurfacePrompt>>,
+    /// Skills over this surface's expose map (`skill!`), and for each one declared over
+    /// another surface that surface's name (composition refuses it).
+    pub(crate) skills: Vec<(crate::skill::ErasedSkill, Option<&'static str>)>,
     /// The decoders of its procedures' inputs (`SurfaceProcedures::input_decoder` of the
     /// surface `Member` erases), for the faces that decode before they dial.
     pub(crate) input_decoder: fn(&str) -> Option<InputDecoder>,
@@ -118,6 +121,7 @@ impl Member {
             tools: Vec::new(),
             forms: Vec::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
             input_decoder: <S as SurfaceProcedures>::input_decoder,
             refuses_with_detail: <S as SurfaceProcedures>::refuses_with_detail,
             surface: TypeId::of::<S>(),
@@ -151,6 +155,16 @@ impl Member {
         self.check_client::<P::Client>(&format!("prompt \"{}\"", prompt.descriptor().name));
         self.prompts
             .push(Arc::new(crate::prompt::OnSurface(Arc::new(prompt))));
+        self
+    }
+
+    /// Adds a skill declared with `skill!` over this surface's expose map: served (MCP) as
+    /// `skill://<name>/SKILL.md` (a sibling's under its key). Composition refuses a skill of
+    /// another surface, a key it uses that this member's map does not expose, and two skills
+    /// of one name.
+    pub fn skill<S: 'static>(mut self, skill: crate::skill::Skill<S>) -> Self {
+        let foreign = (TypeId::of::<S>() != self.surface).then(short_type_name::<S>);
+        self.skills.push((skill.erase(), foreign));
         self
     }
 

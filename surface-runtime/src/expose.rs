@@ -92,6 +92,19 @@ impl<S> Expose<S> {
         }
     }
 
+    /// Used by `skill!` after it has checked the skill's name and every key it uses against
+    /// this map; not for hand-written skills. The skill is over this map's surface.
+    #[doc(hidden)]
+    pub const fn __skill(
+        &self,
+        name: &'static str,
+        description: &'static str,
+        instructions: &'static str,
+        uses: &'static [&'static str],
+    ) -> crate::skill::Skill<S> {
+        crate::skill::Skill::checked(name, description, instructions, uses)
+    }
+
     /// The scopes the surface declares (`scopes!`), when the map names any.
     pub const fn scopes(&self) -> &'static [crate::Scope] {
         self.scopes

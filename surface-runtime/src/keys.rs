@@ -171,15 +171,22 @@ pub const fn procedure_problem(surface: &str, declared: &[&str], key: &str) -> O
     if contains(declared, "") {
         return None;
     }
-    undeclared(surface, "` has no procedure ", "procedures", declared, key, "\"")
+    undeclared(
+        surface,
+        "` has no procedure ",
+        ("declares", "procedures"),
+        declared,
+        key,
+        "\"",
+    )
 }
 
 /// "`<surface><has> <q>key<q>: did you mean …?" (or the whole list), when `key` is not one of
-/// `declared` (`what`, plural, names them).
+/// `declared` (`what`, plural, names them; `verb` is what the surface does with them).
 const fn undeclared(
     surface: &str,
     has: &str,
-    what: &str,
+    (verb, what): (&str, &str),
     declared: &[&str],
     key: &str,
     q: &str,
@@ -196,7 +203,7 @@ const fn undeclared(
         .push(q);
     Some(match closest(key, declared) {
         Some(near) => head.push(": did you mean ").push(q).push(near).push(q).push("?"),
-        None if declared.is_empty() => head.push(": it declares no ").push(what),
+        None if declared.is_empty() => head.push(": it ").push(verb).push(" no ").push(what),
         None => list(head.push(": its ").push(what).push(" are "), declared, q),
     })
 }
@@ -314,7 +321,73 @@ const fn names_procedure(name: &str, written: &str) -> bool {
 /// assert_eq!(why.as_str(), "`Ops` declares no scope `reed`: did you mean `read`?");
 /// ```
 pub const fn scope_problem(surface: &str, declared: &[&str], name: &str) -> Option<Sentence> {
-    undeclared(surface, "` declares no scope ", "scopes", declared, name, "`")
+    undeclared(
+        surface,
+        "` declares no scope ",
+        ("declares", "scopes"),
+        declared,
+        name,
+        "`",
+    )
+}
+
+/// Why a skill cannot use `key` of the expose map written `map`: the map does not expose it
+/// as what it is written as (a quoted key is a procedure's, exposed as a tool; a bare one a
+/// member's, exposed as a resource). The same lookup and suggestion as `expose!`'s keys, over
+/// the keys the map exposes as that kind.
+///
+/// ```
+/// # use surface_runtime::{ExposeEntry, Exposure};
+/// # use surface_runtime::__private::keys::exposed_problem;
+/// const ENTRIES: &[ExposeEntry] = &[
+///     ExposeEntry { key: "load", exposure: Exposure::Resource, scope: None },
+///     ExposeEntry { key: "proc.kill", exposure: Exposure::Tool { mutates: true }, scope: None },
+/// ];
+/// assert!(exposed_problem("EXPOSE", ENTRIES, "proc.kill", true).is_none());
+/// let why = exposed_problem("EXPOSE", ENTRIES, "proc.kil", true).unwrap();
+/// assert_eq!(why.as_str(), "`EXPOSE` exposes no tool \"proc.kil\": did you mean \"proc.kill\"?");
+/// let why = exposed_problem("EXPOSE", ENTRIES, "load", true).unwrap();
+/// assert_eq!(why.as_str(), "`EXPOSE` exposes `load` as a resource: write it unquoted, `load`");
+/// ```
+pub const fn exposed_problem(
+    map: &str,
+    entries: &[crate::expose::ExposeEntry],
+    key: &str,
+    quoted: bool,
+) -> Option<Sentence> {
+    let mut names: [&str; 64] = [""; 64];
+    let mut n = 0;
+    let mut i = 0;
+    while i < entries.len() && n < names.len() {
+        let tool = matches!(entries[i].exposure, crate::expose::Exposure::Tool { .. });
+        if tool == quoted {
+            names[n] = entries[i].key;
+            n += 1;
+        } else if str_eq(entries[i].key, key) {
+            let head = Sentence::new().push("`").push(map).push("` exposes ");
+            return Some(if quoted {
+                head.push("`")
+                    .push(key)
+                    .push("` as a resource: write it unquoted, `")
+                    .push(key)
+                    .push("`")
+            } else {
+                head.push("\"")
+                    .push(key)
+                    .push("\" as a tool: write it quoted, \"")
+                    .push(key)
+                    .push("\"")
+            });
+        }
+        i += 1;
+    }
+    let (names, _) = names.split_at(n);
+    let (has, what, q) = if quoted {
+        ("` exposes no tool ", "tools", "\"")
+    } else {
+        ("` exposes no resource ", "resources", "`")
+    };
+    undeclared(map, has, ("exposes", what), names, key, q)
 }
 
 /// `` `a`, `b` or `c` `` (as many as fit).

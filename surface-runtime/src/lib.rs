@@ -34,6 +34,7 @@ pub mod resource;
 pub mod rules;
 pub mod schema;
 mod scopes;
+pub mod skill;
 mod spec;
 #[cfg(all(unix, any(feature = "mcp", feature = "cli")))]
 mod stdout;

@@ -21,8 +21,8 @@ use serde_json::Value;
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
     pub use crate::keys::{
-        Sentence, member_as_tool_problem, member_problem, mirror_problem, procedure_problem, scope_problem,
-        unquoted_tool_problem,
+        Sentence, exposed_problem, member_as_tool_problem, member_problem, mirror_problem, procedure_problem,
+        scope_problem, unquoted_tool_problem,
     };
     use crate::{MemberSpec, SurfaceMembers};
 

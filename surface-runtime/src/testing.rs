@@ -228,6 +228,19 @@ pub struct ResourceInfo {
     pub listed: Value,
 }
 
+/// One skill as `skills/list` listed it (the skills extension).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkillInfo {
+    /// The URI of its `SKILL.md` (`skill://triage/SKILL.md`).
+    pub uri: String,
+    /// Its name (`triage`).
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The whole entry as listed (`uri`, `frontmatter`, `resources` with digests).
+    pub listed: Value,
+}
+
 /// One resource template as `resources/templates/list` advertised it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TemplateInfo {
@@ -523,8 +536,31 @@ impl TestClient {
         }
     }
 
+    /// Every skill, as `skills/list` answers now (none when the server declares no skills).
+    pub async fn list_skills(&self) -> Vec<SkillInfo> {
+        let skills = self.service.list_all_skills().await.unwrap_or_default();
+        skills
+            .iter()
+            .map(|s| SkillInfo {
+                uri: s.uri.clone(),
+                name: s.frontmatter.name.clone(),
+                description: s.frontmatter.description.clone(),
+                listed: listed(s),
+            })
+            .collect()
+    }
+
     /// Reads the resource at `uri` and answers the JSON it holds.
     pub async fn read(&self, uri: &str) -> Result<Value, Rejection> {
+        let text = self.read_text(uri).await?;
+        serde_json::from_str(&text).map_err(|e| Rejection {
+            code: None,
+            message: format!("{uri} answered text that is not JSON: {e}"),
+        })
+    }
+
+    /// Reads the resource at `uri` and answers its text (a skill's `SKILL.md`, say).
+    pub async fn read_text(&self, uri: &str) -> Result<String, Rejection> {
         let result = self
             .service
             .read_resource(ReadResourceRequestParams::new(uri.to_owned()))
@@ -534,13 +570,9 @@ impl TestClient {
             ResourceContents::TextResourceContents { text, .. } => Some(text),
             _ => None,
         });
-        let text = text.ok_or_else(|| Rejection {
+        text.cloned().ok_or_else(|| Rejection {
             code: None,
             message: format!("{uri} answered no text contents"),
-        })?;
-        serde_json::from_str(text).map_err(|e| Rejection {
-            code: None,
-            message: format!("{uri} answered text that is not JSON: {e}"),
         })
     }
 

@@ -166,6 +166,11 @@ fn dechunk(mut body: &str) -> String {
 /// Opens a legacy (2025-11-25) session at `/mcp` and says `notifications/initialized`:
 /// its `Mcp-Session-Id`.
 pub async fn legacy_session(addr: SocketAddr) -> String {
+    legacy_open(addr).await.0
+}
+
+/// [`legacy_session`], with the `initialize` answer's `result`.
+pub async fn legacy_open(addr: SocketAddr) -> (String, Value) {
     let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "0"}}});
@@ -176,9 +181,10 @@ pub async fn legacy_session(addr: SocketAddr) -> String {
         .expect("a stateful session")
         .to_owned();
     let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let result = answer.message()["result"].clone();
     let answer = legacy_post(addr, &session, &initialized).await;
     assert_eq!(answer.status, 202, "{answer:?}");
-    session
+    (session, result)
 }
 
 /// `message` posted to `/mcp` in the legacy `session`.

@@ -82,6 +82,8 @@ pub(crate) struct Generation {
     pub prompt_list: Arc<Vec<rmcp::model::Prompt>>,
     /// The MCP Apps views served (none with the UI off).
     pub views: super::apps::Served,
+    /// The members' skills (skills.rs).
+    pub skills: super::skills::Skills,
     /// One reader of each watched member's feed, routing changes to its watchers (hub.rs).
     pub hubs: super::hub::Hubs,
 }
@@ -134,6 +136,8 @@ pub(crate) fn compose(
             }
         }
     }
+    let skills = super::skills::skill_table(fixed.core.as_ref(), &siblings, &rows, &resources, &mut problems);
+    resource_list.extend(skills.resources());
     let views = super::apps::compose(&fixed.ui, &rows, &resources, &templates, &mut problems);
     let plain_tool_list: Arc<Vec<Tool>> = Arc::new(rows.iter().map(advertise).collect());
     let (tool_list, plain_resource_list, resource_list) = if views.is_empty() {
@@ -175,6 +179,7 @@ pub(crate) fn compose(
         prompts,
         prompt_list: Arc::new(prompt_list),
         views,
+        skills,
         hubs: Default::default(),
     })
 }

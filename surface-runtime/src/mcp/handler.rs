@@ -268,6 +268,28 @@ impl ServerHandler for Handler {
         self.shared.tasks.cancel(&request.task_id, caller.as_deref())
     }
 
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let _span = observe::span("skills/list", Target::None, &context).entered();
+        let principal = self.principal(&context);
+        Ok(self.shared.current().list_skills(principal.as_deref()))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let _span = observe::span("skills/get", Target::Resource(&request.uri), &context).entered();
+        let principal = self.principal(&context);
+        self.shared
+            .current()
+            .get_skill(&request.uri, principal.as_deref())
+    }
+
     async fn on_custom_request(
         &self,
         request: CustomRequest,

@@ -54,6 +54,7 @@ mod requests;
 mod results;
 mod served;
 mod session;
+mod skills;
 mod static_bundle;
 mod stdio;
 mod subscriptions;

@@ -20,6 +20,9 @@ impl Generation {
 
     /// The scope reading `uri` needs: its member's, or a view's (that of a tool bound to it).
     pub(crate) fn uri_scope(&self, uri: &str) -> Option<&'static Scope> {
+        if let Some(skill) = self.skills.get(uri) {
+            return skill.scope();
+        }
         match self.resolve_uri(uri) {
             Some((entry, _)) => entry.scope,
             None => self.view_tools(uri).find_map(|scope| scope),
@@ -43,6 +46,9 @@ impl Generation {
     pub(crate) fn reaches_uri(&self, uri: &str, principal: Option<&Principal>) -> bool {
         if principal.is_none() {
             return true;
+        }
+        if let Some(skill) = self.skills.get(uri) {
+            return skill.reached_by(principal);
         }
         match self.resolve_uri(uri) {
             Some((entry, _)) => reaches(entry.scope, principal),
@@ -86,7 +92,14 @@ pub(crate) fn missing(
     };
     let needed: Vec<Option<&'static Scope>> = match &request.request {
         ClientRequest::CallToolRequest(call) => vec![generation.tool_scope(call.params.name.as_ref())],
-        ClientRequest::ReadResourceRequest(read) => vec![generation.uri_scope(&read.params.uri)],
+        ClientRequest::ReadResourceRequest(read) => match generation.skills.get(&read.params.uri) {
+            Some(skill) => skill.scopes.iter().copied().map(Some).collect(),
+            None => vec![generation.uri_scope(&read.params.uri)],
+        },
+        ClientRequest::GetSkillRequest(get) => match generation.skills.get(&get.params.uri) {
+            Some(skill) => skill.scopes.iter().copied().map(Some).collect(),
+            None => Vec::new(),
+        },
         #[allow(deprecated)]
         ClientRequest::SubscribeRequest(sub) => vec![generation.uri_scope(&sub.params.uri)],
         ClientRequest::SubscriptionsListenRequest(listen) => listen

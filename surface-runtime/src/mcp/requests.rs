@@ -82,6 +82,9 @@ impl Handler {
         if let Some(view) = self.shared.current().views.read(&uri) {
             return Ok(view.into());
         }
+        if let Some(skill) = self.shared.current().skills.get(&uri) {
+            return Ok(skill.read().into());
+        }
         let Target {
             generation,
             entry,

@@ -58,6 +58,13 @@ impl Shared {
                 .get_or_insert_with(Default::default)
                 .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
         }
+        // The skills extension, when a member serves a skill (`skills/*` are served only then).
+        if !generation.skills.is_empty() {
+            info.capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::SKILLS_EXTENSION_ID.to_owned(), Default::default());
+        }
         Ok(Arc::new(Shared {
             tasks: super::tasks::Tasks::new(settings.tasks),
             info,

@@ -1,0 +1,17 @@
+//! An empty description: hosts show it before loading the skill.
+use surface::skill::Skill;
+use surface::{Expose, expose, skill};
+use surface_ui_tests::ops::Ops;
+
+const EXPOSE: Expose<Ops> = expose!(Ops { load: resource });
+
+const TRIAGE: Skill<Ops> = skill!(EXPOSE {
+    name: "triage",
+    description: "  ",
+    uses: [load],
+    instructions: "Read the load.",
+});
+
+fn main() {
+    let _ = TRIAGE;
+}

@@ -1,0 +1,17 @@
+//! Instructions that are not text: a type error at the value.
+use surface::skill::Skill;
+use surface::{Expose, expose, skill};
+use surface_ui_tests::ops::Ops;
+
+const EXPOSE: Expose<Ops> = expose!(Ops { load: resource });
+
+const TRIAGE: Skill<Ops> = skill!(EXPOSE {
+    name: "triage",
+    description: "Read the load.",
+    uses: [load],
+    instructions: 42,
+});
+
+fn main() {
+    let _ = TRIAGE;
+}

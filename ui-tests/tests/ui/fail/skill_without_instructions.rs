@@ -1,0 +1,16 @@
+//! No instructions: the error at the map says what to add.
+use surface::skill::Skill;
+use surface::{Expose, expose, skill};
+use surface_ui_tests::ops::Ops;
+
+const EXPOSE: Expose<Ops> = expose!(Ops { load: resource });
+
+const TRIAGE: Skill<Ops> = skill!(EXPOSE {
+    name: "triage",
+    description: "Read the load.",
+    uses: [load],
+});
+
+fn main() {
+    let _ = TRIAGE;
+}
