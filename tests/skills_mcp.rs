@@ -403,3 +403,75 @@ async fn a_siblings_skill_is_served_under_its_key_with_its_served_names() {
         );
     }
 }
+
+/// Two bearer tokens: `reader` (ops.read) and `admin` (ops.admin).
+struct Tokens;
+
+impl surface::auth::TokenVerifier for Tokens {
+    async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
+        let scope = match token {
+            "reader" => "ops.read",
+            "admin" => "ops.admin",
+            _ => return Err(surface::auth::Refusal::new("unknown token")),
+        };
+        Ok(surface::Principal::new("https://issuer.test", token).with_scopes([scope]))
+    }
+}
+
+#[tokio::test]
+async fn over_http_a_skill_beyond_the_tokens_scopes_is_a_step_up() {
+    let auth = surface::auth::Auth::custom(Tokens)
+        .authorization_server("https://issuer.test")
+        .with_resource("http://127.0.0.1/mcp");
+    let served = ops::mcp_server(Arc::new(ops::Ops::new()))
+        .start()
+        .expect("composes");
+    let server = served
+        .serve_http(surface::mcp::HttpOptions::loopback(0).auth(auth))
+        .await
+        .expect("serves");
+    let addr = server.local_addr();
+    let ask = |token: &'static str, method: &'static str, params: Value| async move {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "skills-test", "version": "0"}
+        });
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if method == "resources/read" {
+            headers.push(("Mcp-Name", TRIAGE));
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        http(addr, "POST", &headers, &body.to_string()).await
+    };
+    // The reader is not shown the skill, and asking for it is a step-up to ops.admin.
+    let listed = ask("reader", "skills/list", json!({})).await;
+    assert_eq!(listed.status, 200, "{listed:?}");
+    assert_eq!(listed.message()["result"]["skills"], json!([]));
+    for (method, params) in [
+        ("skills/get", json!({"uri": TRIAGE})),
+        ("resources/read", json!({"uri": TRIAGE})),
+    ] {
+        let refused = ask("reader", method, params.clone()).await;
+        assert_eq!(refused.status, 403, "{method}: {refused:?}");
+        let challenge = refused.header("www-authenticate").expect("a challenge");
+        assert!(
+            challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"ops.admin\""),
+            "{method}: {challenge}"
+        );
+        let granted = ask("admin", method, params).await;
+        assert_eq!(granted.status, 200, "{method}: {granted:?}");
+        assert!(granted.message().get("result").is_some(), "{method}: {granted:?}");
+    }
+    let listed = ask("admin", "skills/list", json!({})).await;
+    assert_eq!(listed.message()["result"]["skills"][0]["uri"], TRIAGE);
+    drop(server);
+}
