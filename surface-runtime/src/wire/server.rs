@@ -265,9 +265,11 @@ impl Drop for WireServer {
 /// [`WireOptions`]. Only what `expose` names is reachable; anything else answers as if it did
 /// not exist.
 ///
-/// The socket file is created owner-only (`0o600`) whatever the umask. What is already at
-/// `path` is refused, except a stale socket (one nobody listens on), which is replaced: a
-/// regular file or directory is never removed, and a live daemon's socket is never taken over.
+/// The socket file is created owner-only (`0o600`) whatever the umask, and its owner reaches
+/// everything exposed; [`serve_unix_socket_with`] and [`WireOptions::grant`] serve other uids.
+/// What is already at `path` is refused, except a stale socket (one nobody listens on), which is
+/// replaced: a regular file or directory is never removed, and a live daemon's socket is never
+/// taken over.
 ///
 /// ```no_run
 /// # async fn f<S: surface_runtime::Surface>(surface: std::sync::Arc<S>, expose: surface_runtime::Expose<S>) {
@@ -562,6 +564,8 @@ async fn serve_connection<S, R, W>(
 
     let watches: Watches = Arc::default();
     let permits = Arc::new(Semaphore::new(options.max_in_flight));
+    // Shared by every request of the connection (the grants are not copied per request).
+    let options = Arc::new(options);
     let mut lines = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
     loop {
         // A permit before reading: with `max_in_flight` requests running, the socket is not
@@ -610,7 +614,7 @@ async fn serve_connection<S, R, W>(
             principal: principal.clone(),
             tx: tx.clone(),
             watches: watches.clone(),
-            options: options.clone(),
+            options: Arc::clone(&options),
         };
         if matches!(frame.request, Request::Watch { .. } | Request::Unwatch { .. }) {
             // In order: a watch is open before any request read after it runs, so a change
@@ -643,7 +647,7 @@ struct Connection {
     principal: Arc<Principal>,
     tx: mpsc::Sender<ReplyFrame>,
     watches: Watches,
-    options: WireOptions,
+    options: Arc<WireOptions>,
 }
 
 /// A [`Reach`] as the wire carries it; with `lists`, what `principal` reaches of `lists`.
