@@ -5,6 +5,8 @@
 //! still gets rmcp's per-request judgement. Driven with raw JSON-RPC lines over the transport
 //! `serve_stdio` uses, on the conformance example.
 
+mod common;
+
 #[allow(dead_code)]
 #[path = "../examples/conformance.rs"]
 mod conformance;
@@ -26,14 +28,7 @@ impl Raw {
     /// A served conformance bundle, opened with `initialize` and `initialized`.
     async fn open() -> Raw {
         let served = conformance::start(Arc::new(Conformance::new())).expect("composes");
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let (r, w) = tokio::io::split(server_io);
-            if let Ok(connection) = served.serve(r, w).await {
-                let _ = connection.waiting().await;
-            }
-        });
-        let (r, w) = tokio::io::split(client_io);
+        let (r, w) = tokio::io::split(common::pipe(&served, 1 << 20));
         let mut raw = Raw {
             out: w,
             lines: BufReader::new(r),

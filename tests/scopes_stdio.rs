@@ -2,6 +2,8 @@
 //! that scope reaches on the ops example; anything else answers as if it did not exist. Driven
 //! with raw JSON-RPC lines over the transport `serve_stdio` uses.
 
+mod common;
+
 #[allow(dead_code)]
 #[path = "../examples/ops.rs"]
 mod ops;
@@ -25,14 +27,7 @@ impl Raw {
             server = server.stdio_scopes(scopes.iter().copied());
         }
         let served = server.start().expect("composes");
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let (r, w) = tokio::io::split(server_io);
-            if let Ok(connection) = served.serve(r, w).await {
-                let _ = connection.waiting().await;
-            }
-        });
-        let (r, w) = tokio::io::split(client_io);
+        let (r, w) = tokio::io::split(common::pipe(&served, 1 << 20));
         let mut raw = Raw {
             out: w,
             lines: BufReader::new(r),
