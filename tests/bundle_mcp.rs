@@ -191,15 +191,15 @@ fn refusals_name_what_collides_and_how_to_fix_it() {
 /// The problems `bundle!`'s compile-time check blames on every part of a static roster (the
 /// check is a const fn; called here at run time), one sentence each, sorted.
 fn checked(core: bool, siblings: &[&'static str], root: &'static [&'static str]) -> Vec<String> {
-    use surface::mcp::{__Culprit as Culprit, __StaticBundle, __static_bundle_problem_at, __static_member};
+    use surface::__private::bundle::{Culprit, StaticBundle, problem_at, static_member};
     use surface::{StaticTool, rules::PROBLEM_SEPARATOR};
     const TOOLS: &[&str] = &[<bundle::HereTool as StaticTool>::NAME];
     let siblings: Vec<_> = siblings
         .iter()
-        .map(|k| (*k, __static_member(TENANT, TOOLS)))
+        .map(|k| (*k, static_member(TENANT, TOOLS)))
         .collect();
-    let bundle = __StaticBundle {
-        core: core.then(|| __static_member(ops::EXPOSE, &[])),
+    let bundle = StaticBundle {
+        core: core.then(|| static_member(ops::EXPOSE, &[])),
         siblings: Vec::leak(siblings),
         root,
     };
@@ -217,7 +217,7 @@ fn checked(core: bool, siblings: &[&'static str], root: &'static [&'static str])
     parts.extend((0..root.len()).map(Culprit::Root));
     let mut found: Vec<String> = parts
         .into_iter()
-        .filter_map(|at| __static_bundle_problem_at(&bundle, at))
+        .filter_map(|at| problem_at(&bundle, at))
         .flat_map(|s| {
             s.as_str()
                 .split(PROBLEM_SEPARATOR)

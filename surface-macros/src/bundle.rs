@@ -264,7 +264,7 @@ pub fn expand(input: BundleInput) -> TokenStream {
     let view_checks: Vec<TokenStream> = all_tools
         .map(|tool| {
             quote_spanned! {tool.span()=>
-                const _: () = if let ::core::option::Option::Some(why) = ::surface::mcp::__static_view_problem(
+                const _: () = if let ::core::option::Option::Some(why) = ::surface::__private::bundle::view_problem(
                     <#tool as ::surface::StaticTool>::NAME,
                     <#tool as ::surface::StaticTool>::VIEW,
                     #declared,
@@ -278,7 +278,7 @@ pub fn expand(input: BundleInput) -> TokenStream {
     let views_check = input.views.first().map(|first| {
         quote_spanned! {first.span()=>
             const _: () = if let ::core::option::Option::Some(why) =
-                ::surface::mcp::__static_views_problem(#declared)
+                ::surface::__private::bundle::views_problem(#declared)
             {
                 ::core::panic!("{}", why.as_str())
             };
@@ -294,12 +294,12 @@ pub fn expand(input: BundleInput) -> TokenStream {
     let static_member = |m: &Member| {
         let expose = &m.expose;
         let tools = names(&m.tools);
-        quote!(::surface::mcp::__static_member(#expose, #tools))
+        quote!(::surface::__private::bundle::static_member(#expose, #tools))
     };
     let member = |m: &Member| {
         let expose = &m.expose;
         let tools = &m.tools;
-        quote!(::surface::mcp::Member::new(#expose) #(.tool(#tools))*)
+        quote!(::surface::__private::bundle::Member::new(#expose) #(.tool(#tools))*)
     };
     let static_core = match &input.core {
         Some(core) => {
@@ -327,7 +327,7 @@ pub fn expand(input: BundleInput) -> TokenStream {
     // error, the reported one is the only one.
     let check = errors.is_empty().then(|| {
         let bundle = quote! {
-            const __SURFACE_BUNDLE: ::surface::mcp::__StaticBundle = ::surface::mcp::__StaticBundle {
+            const __SURFACE_BUNDLE: ::surface::__private::bundle::StaticBundle = ::surface::__private::bundle::StaticBundle {
                 core: #static_core,
                 siblings: &[#(#static_siblings),*],
                 root: #root_names,
@@ -343,7 +343,7 @@ pub fn expand(input: BundleInput) -> TokenStream {
             #compile_errors
             #(#client_checks)*
             #check
-            let mut roster = ::surface::mcp::Roster::__new();
+            let mut roster = ::surface::__private::bundle::Roster::__new();
             #set_core
             #(#insert_siblings)*
             #(roster = roster.__root(#root);)*
@@ -354,13 +354,13 @@ pub fn expand(input: BundleInput) -> TokenStream {
 }
 
 /// Every part of the invocation a roster problem can be blamed on, with its tokens' span and
-/// its `__Culprit` (indices as `__StaticBundle` holds them).
+/// its `Culprit` (indices as `StaticBundle` holds them).
 fn culprits(
     core: Option<&Member>,
     siblings: &[(&LitStr, &Member)],
     root: &[Path],
 ) -> Vec<(Span, TokenStream)> {
-    let c = quote!(::surface::mcp::__Culprit);
+    let c = quote!(::surface::__private::bundle::Culprit);
     let mut out = vec![(Span::call_site(), quote!(#c::Whole))];
     let mut member = |place: TokenStream, m: &Member| {
         out.push((m.expose.span(), quote!(#c::Expose(#place))));
@@ -392,7 +392,7 @@ fn culprits(
 fn problem_at(span: Span, culprit: TokenStream) -> TokenStream {
     quote_spanned! {span=>
         const _: () = if let ::core::option::Option::Some(why) =
-            ::surface::mcp::__static_bundle_problem_at(&__SURFACE_BUNDLE, #culprit)
+            ::surface::__private::bundle::problem_at(&__SURFACE_BUNDLE, #culprit)
         {
             ::core::panic!("{}", why.as_str())
         };

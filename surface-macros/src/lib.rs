@@ -133,7 +133,7 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Builds a static roster (`surface::mcp::Roster`) and refuses its mistakes at compile time.
+/// Builds a static roster (`surface::bundle::Roster`, which `McpServer::roster` and `Cli::roster` take) and refuses its mistakes at compile time.
 ///
 /// ```text
 /// bundle! {

@@ -16,11 +16,11 @@ pub mod blocks;
 pub mod bundle;
 #[cfg(feature = "cli")]
 pub mod cli;
+mod consteval;
 pub mod context;
 mod dispatch;
 mod expose;
 mod failure;
-mod keys;
 pub mod layer;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -31,7 +31,7 @@ mod principal;
 pub mod project;
 pub mod prompt;
 pub mod resource;
-pub mod rules;
+pub use consteval::rules;
 pub mod schema;
 mod scopes;
 pub mod skill;

@@ -18,10 +18,19 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// `bundle!`'s roster and its compile-time check.
+pub mod bundle {
+    pub use crate::bundle::{Member, Roster};
+    pub use crate::consteval::static_bundle::{
+        Culprit, StaticBundle, StaticMember, problem_at, static_member, view_problem, views_problem,
+    };
+}
+
 /// `expose!`'s key lookup (see the module).
 pub mod keys {
-    pub use crate::keys::{
-        Sentence, exposed_problem, member_as_tool_problem, member_problem, mirror_problem, procedure_problem,
+    pub use crate::consteval::Sentence;
+    pub use crate::consteval::keys::{
+        exposed_problem, member_as_tool_problem, member_problem, mirror_problem, procedure_problem,
         scope_problem, unquoted_tool_problem,
     };
     use crate::{MemberSpec, SurfaceMembers};
@@ -85,7 +94,7 @@ pub mod keys {
     pub const fn scope_wire(scopes: &'static [crate::Scope], name: &str) -> &'static str {
         let mut i = 0;
         while i < scopes.len() {
-            if crate::rules::str_eq(scopes[i].name, name) {
+            if crate::consteval::rules::str_eq(scopes[i].name, name) {
                 return scopes[i].wire;
             }
             i += 1;
@@ -97,7 +106,7 @@ pub mod keys {
     pub const fn scope_named(scopes: &'static [crate::Scope], name: &str) -> Option<&'static crate::Scope> {
         let mut i = 0;
         while i < scopes.len() {
-            if crate::rules::str_eq(scopes[i].name, name) {
+            if crate::consteval::rules::str_eq(scopes[i].name, name) {
                 return Some(&scopes[i]);
             }
             i += 1;

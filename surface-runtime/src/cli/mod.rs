@@ -48,11 +48,10 @@ mod flags;
 
 use crate::audit::{Audit, Audited};
 use crate::blocks::{Block, EmbeddedBody, OkContent};
-use crate::bundle::{BundleClient, Member, OwnedBundle, RootTools, Siblings};
+use crate::bundle::{BundleClient, Member, OwnedBundle, RootTools, Roster, Siblings};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
-use crate::rules::str_eq;
 use crate::schema;
 use crate::scopes::listed;
 use crate::spec::{MemberKind, SurfaceSpec};
@@ -89,8 +88,7 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
-/// The reader commands; a tool of one of these names is refused.
-pub const READER_COMMANDS: &[&str] = &["list", "get", "keys", "watch", "completions", "help"];
+pub use crate::consteval::cli::{READER_COMMANDS, assert_tool_names};
 
 /// Flags every tool subcommand (or the whole command) already takes; a property of one of
 /// these names is refused.
@@ -98,34 +96,6 @@ const RESERVED_FLAGS: &[&str] = &["input", "json", "help", "socket", "timeout", 
 
 /// How long dialling and each single request may take, unless `--timeout` says otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Refuses, in const evaluation, a statically named tool that collides with a reader command:
-/// a compile error where the roster is static.
-///
-/// ```
-/// # use surface_runtime::cli::assert_tool_names;
-/// const _: () = assert_tool_names(&["count", "proc_kill"]);
-/// ```
-///
-/// ```compile_fail
-/// # use surface_runtime::cli::assert_tool_names;
-/// const _: () = assert_tool_names(&["count", "list"]); // `list` is a reader command
-/// ```
-pub const fn assert_tool_names(names: &[&str]) {
-    let mut i = 0;
-    while i < names.len() {
-        let mut r = 0;
-        while r < READER_COMMANDS.len() {
-            if str_eq(names[i], READER_COMMANDS[r]) {
-                panic!(
-                    "a tool is named like a reader command of the argv face (list, get, keys, watch, completions, help): rename the tool"
-                );
-            }
-            r += 1;
-        }
-        i += 1;
-    }
-}
 
 /// Why a command tree was refused: one sentence per problem.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -225,6 +195,14 @@ impl Cli {
     /// Adds a sibling under `key`: its tools are `key_<name>`, its members `key/<name>`.
     pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
         self.siblings.insert(key.into(), sibling);
+        self
+    }
+
+    /// Takes a whole static roster built (and checked at compile time) by `bundle!`.
+    pub fn roster(mut self, roster: Roster) -> Self {
+        self.core = roster.core.or(self.core);
+        self.siblings.extend(roster.siblings);
+        self.root_tools.0.extend(roster.root.0);
         self
     }
 

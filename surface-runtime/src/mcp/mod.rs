@@ -55,7 +55,6 @@ mod results;
 mod served;
 mod session;
 mod skills;
-mod static_bundle;
 mod stdio;
 mod subscriptions;
 mod tasks;
@@ -63,7 +62,7 @@ mod transport;
 mod watch;
 
 pub use crate::audit::{AUDIT_TARGET, Audit};
-pub use crate::bundle::{BundleClient, Member, RootTools, Siblings};
+pub use crate::bundle::{BundleClient, Member, RootTools, Roster, Siblings};
 pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
@@ -75,7 +74,6 @@ pub use generation::CompositionError;
 pub use http::{HttpOptions, HttpServer, HttpService};
 pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use results::{BRAND, branded, normalize};
-pub use static_bundle::Roster;
 pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings};
 
 /// The stdio transport's codec, for fuzzing, tests and the benchmarks: how a line is decoded
@@ -85,13 +83,6 @@ pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, 
 pub mod __transport {
     pub use super::transport::{Decoded, FastTransport, Kind, Limits, Outline, decode_line, outline};
 }
-#[doc(hidden)]
-pub use static_bundle::{
-    Culprit as __Culprit, StaticBundle as __StaticBundle, problem_at as __static_bundle_problem_at,
-    static_member as __static_member, view_problem as __static_view_problem,
-    views_problem as __static_views_problem,
-};
-
 use crate::schema::profile::SchemaProfile;
 use crate::tool::BespokeTool;
 use config::{Factory, Settings};

@@ -1,6 +1,10 @@
 //! What a rooted bundle is made of: a core, keyed siblings, bundle-root tools, and the
 //! clients a face dispatches over.
 
+mod roster;
+
+pub use roster::Roster;
+
 use crate::dispatch::CloseSignal;
 use crate::dispatch::Dispatch;
 use crate::expose::{ErasedExpose, Expose};

@@ -6,47 +6,9 @@
 //! so the panic (and rustc's error) is at the user's key, and the spec is the one source of
 //! truth for what a surface declares.
 
-use crate::rules::str_eq;
+use super::rules::str_eq;
+use super::sentence::Sentence;
 use crate::spec::MemberSpec;
-
-/// A sentence built in const evaluation (a fixed buffer: const fns cannot allocate).
-pub struct Sentence {
-    buf: [u8; 480],
-    len: usize,
-}
-
-impl Sentence {
-    const fn new() -> Sentence {
-        Sentence {
-            buf: [0; 480],
-            len: 0,
-        }
-    }
-
-    /// Appends `s` whole, or nothing when it does not fit (so the text stays valid UTF-8).
-    const fn push(mut self, s: &str) -> Sentence {
-        let bytes = s.as_bytes();
-        if self.len + bytes.len() > self.buf.len() {
-            return self;
-        }
-        let mut i = 0;
-        while i < bytes.len() {
-            self.buf[self.len + i] = bytes[i];
-            i += 1;
-        }
-        self.len += bytes.len();
-        self
-    }
-
-    /// The sentence.
-    pub const fn as_str(&self) -> &str {
-        let (head, _) = self.buf.split_at(self.len);
-        match core::str::from_utf8(head) {
-            Ok(s) => s,
-            Err(_) => "an expose key names nothing on its surface",
-        }
-    }
-}
 
 /// Why `key` names no member of a surface called `surface`, if it does not.
 ///

@@ -1,6 +1,6 @@
 //! The composition rules of a rooted bundle, written once: const-evaluable predicates and one
 //! [`Problem`] type whose sentence is built by a `const fn`. Boot-time composition (`table.rs`,
-//! every reroster) and `bundle!`'s compile-time check (`mcp/static_bundle.rs`) both call these,
+//! every reroster) and `bundle!`'s compile-time check (`consteval/static_bundle.rs`) both call these,
 //! so one rule has one function and one wording.
 //!
 //! ```
@@ -10,6 +10,7 @@
 //! assert!(p.sentence().as_str().starts_with("sibling key \"a b\" must be non-empty"));
 //! ```
 
+pub use super::sentence::Sentence;
 use crate::spec::MemberKind;
 
 /// Tool names hosts accept: at most this many characters of `[A-Za-z0-9_.-]`.
@@ -335,36 +336,7 @@ impl std::fmt::Display for Problem<'_> {
     }
 }
 
-/// A sentence built in const evaluation: a fixed buffer (longer text is cut, on a character
-/// boundary).
-pub struct Sentence {
-    buf: [u8; Sentence::CAPACITY],
-    len: usize,
-}
-
-impl Default for Sentence {
-    fn default() -> Self {
-        Sentence::new()
-    }
-}
-
 impl Sentence {
-    /// How many bytes a sentence (or a list of them) holds.
-    pub const CAPACITY: usize = 2048;
-
-    /// An empty sentence.
-    pub const fn new() -> Sentence {
-        Sentence {
-            buf: [0; Sentence::CAPACITY],
-            len: 0,
-        }
-    }
-
-    /// Whether nothing was written.
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Appends `problem`'s sentence, after [`PROBLEM_SEPARATOR`] unless it is the first: the
     /// list a refused bundle names, as boot-time composition joins it.
     pub const fn push_problem(self, problem: &Problem) -> Sentence {
@@ -376,53 +348,15 @@ impl Sentence {
         problem.write(s)
     }
 
-    /// Appends `text` (as much as fits, whole characters only).
-    pub const fn push(mut self, text: &str) -> Sentence {
-        let bytes = text.as_bytes();
-        if self.len + bytes.len() > Sentence::CAPACITY {
-            return self;
-        }
-        let mut i = 0;
-        while i < bytes.len() {
-            self.buf[self.len] = bytes[i];
-            self.len += 1;
-            i += 1;
-        }
-        self
-    }
-
-    /// Appends `n` in decimal.
-    pub const fn push_usize(mut self, mut n: usize) -> Sentence {
-        let mut digits = [0u8; 20];
-        let mut count = 0;
-        loop {
-            digits[count] = b'0' + (n % 10) as u8;
-            count += 1;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        if self.len + count > Sentence::CAPACITY {
-            return self;
-        }
-        while count > 0 {
-            count -= 1;
-            self.buf[self.len] = digits[count];
-            self.len += 1;
-        }
-        self
-    }
-
+    /// Appends `name` joined, whole or not at all.
     const fn push_name(mut self, name: &Name) -> Sentence {
         let n = name.len();
-        if self.len + n > Sentence::CAPACITY {
+        if n > self.room() {
             return self;
         }
         let mut i = 0;
         while i < n {
-            self.buf[self.len] = name.byte(i);
-            self.len += 1;
+            self = self.push_byte(name.byte(i));
             i += 1;
         }
         self
@@ -435,20 +369,6 @@ impl Sentence {
             Place::Core => s.push(" on the core"),
             Place::Root => s.push(" at the bundle root"),
         }
-    }
-
-    /// The text.
-    pub const fn as_str(&self) -> &str {
-        let (head, _) = self.buf.split_at(self.len);
-        match std::str::from_utf8(head) {
-            Ok(s) => s,
-            Err(_) => "a bundle was refused",
-        }
-    }
-
-    /// Stops const evaluation (a compile error at `bundle!`) with this text.
-    pub const fn fail(&self) -> ! {
-        panic!("{}", self.as_str())
     }
 }
 

@@ -7,12 +7,12 @@
 //! that part's tokens, which panics with the sentence when the culprit is that part. So the
 //! error is one, at the user's token, and names nothing inside this crate.
 
-use crate::bundle::{BundleClient, Member, RootTools, Siblings};
+use super::rules::{Name, NameOf, Origin, Place, Problem, mirror_verbs, sibling_key_ok, str_eq};
+use super::sentence::Sentence;
+use crate::Expose;
 use crate::expose::{ExposeEntry, Exposure};
-use crate::rules::{Name, NameOf, Origin, Place, Problem, Sentence, mirror_verbs, sibling_key_ok, str_eq};
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::surface::Surface;
-use crate::{BespokeTool, Expose};
 
 /// One surface of a static bundle, as const evaluation sees it.
 #[doc(hidden)]
@@ -41,36 +41,6 @@ pub struct StaticBundle {
     pub core: Option<StaticMember>,
     pub siblings: &'static [(&'static str, StaticMember)],
     pub root: &'static [&'static str],
-}
-
-/// A static roster, checked at compile time by `bundle!`; hand it to
-/// [`super::McpServer::roster`].
-pub struct Roster {
-    /// The core.
-    pub core: Option<Member>,
-    /// The siblings.
-    pub siblings: Siblings,
-    /// The bundle-root tools.
-    pub root: RootTools,
-    /// The MCP Apps views it declares (`views: [..]`).
-    pub views: Vec<crate::view::View>,
-}
-
-impl Roster {
-    #[doc(hidden)]
-    pub fn __new() -> Self {
-        Roster {
-            core: None,
-            siblings: Siblings::new(),
-            root: RootTools::new(),
-            views: Vec::new(),
-        }
-    }
-    #[doc(hidden)]
-    pub fn __root<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
-        self.root = self.root.with(tool);
-        self
-    }
 }
 
 /// The part of a `bundle!` invocation a problem is reported at (indices in the order written).
