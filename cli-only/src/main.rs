@@ -5,7 +5,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use surface::bundle::{BundleClient, Roster};
 use surface::cli::Cli;
-use surface::{Cell, Expose, Failure, expose, surface, tool};
+use surface::prompt::PromptAnswer;
+use surface::{Cell, Expose, Failure, View, expose, prompt, surface, tool};
 
 /// The core: a tally.
 #[surface]
@@ -50,6 +51,16 @@ async fn keys_list(client: &BundleClient) -> Result<Vec<String>, Failure> {
     Ok(client.sibling_keys().map(str::to_owned).collect())
 }
 
+/// How to read the tally.
+#[prompt]
+async fn read_tally(client: &BundleClient) -> Result<PromptAnswer, Failure> {
+    let tenants = client.sibling_keys().count();
+    Ok(PromptAnswer::new().user_text(format!("Read count, then each of the {tenants} tenants.")))
+}
+
+/// The tally as a page (an MCP Apps view; a command line names it in `list --json`).
+const PANEL: View = surface::view!("ui://tally/panel", "<!doctype html><p>tally</p>");
+
 const TALLY: Expose<Tally> = expose!(Tally { count: resource, "count.up": tool(mutates) });
 const TENANT: Expose<Tenant> = expose!(Tenant { entries: resource, "ops.run": tool(read_only) });
 
@@ -59,6 +70,7 @@ fn roster() -> Roster {
         core: TALLY;
         siblings: { "a" => TENANT };
         root: [KeysListTool];
+        views: [PANEL];
     }
 }
 
@@ -71,6 +83,7 @@ fn cli() -> Cli {
     Cli::new("tallyctl", "0.1.0")
         .about("A tally and one tenant, as a command.")
         .roster(roster())
+        .root_prompt(ReadTallyPrompt)
         .client(move || {
             BundleClient::with_core(TallyClient::direct(tally.clone()))
                 .sibling("a", TenantClient::direct(tenant.clone()))

@@ -343,10 +343,10 @@ pub fn expand(input: BundleInput) -> TokenStream {
             #compile_errors
             #(#client_checks)*
             #check
-            let mut roster = ::surface::__private::bundle::Roster::__new();
+            let mut roster = ::surface::__private::bundle::Roster::new();
             #set_core
             #(#insert_siblings)*
-            #(roster = roster.__root(#root);)*
+            #(roster = roster.root_tool(#root);)*
             #(roster.views.push(#views);)*
             roster
         }

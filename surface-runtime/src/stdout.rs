@@ -26,6 +26,7 @@ pub(crate) fn keep() -> io::Result<OwnedFd> {
 }
 
 /// A duplicate of `fd` (close-on-exec), owned by the caller.
+#[cfg(feature = "mcp")]
 pub(crate) fn duplicate(fd: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: as above.
     unsafe {

@@ -208,6 +208,7 @@ pub(crate) struct ToolRow {
     pub mutates: bool,
     /// The schema of what a procedure answers (its `structuredContent`, advertised as
     /// `outputSchema` when it is an object's); `None` for other tools.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub output: Option<fn() -> serde_json::Value>,
     pub entry: ToolEntry,
 }

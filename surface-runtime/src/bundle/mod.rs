@@ -4,6 +4,8 @@
 mod roster;
 
 pub use roster::Roster;
+#[cfg(feature = "mcp")]
+pub(crate) use roster::RosterParts;
 
 use crate::dispatch::CloseSignal;
 use crate::dispatch::Dispatch;
@@ -263,6 +265,23 @@ impl RootTools {
     /// Adds a root tool (handed the whole [`BundleClient`]).
     pub fn with<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
         self.0.push(Arc::new(AtRoot(Arc::new(tool))));
+        self
+    }
+}
+
+/// A table of bundle-root prompts (`#[prompt]` over `&BundleClient`).
+#[derive(Clone, Default)]
+pub struct RootPrompts(pub(crate) Vec<Arc<dyn crate::prompt::RootPrompt>>);
+
+impl RootPrompts {
+    /// No root prompts.
+    pub fn new() -> Self {
+        RootPrompts::default()
+    }
+
+    /// Adds a root prompt (handed the whole [`BundleClient`]).
+    pub fn with<P: crate::prompt::BespokePrompt<Client = BundleClient>>(mut self, prompt: P) -> Self {
+        self.0.push(Arc::new(crate::prompt::AtRoot(Arc::new(prompt))));
         self
     }
 }

@@ -1,15 +1,17 @@
 //! The argv face: a command-line tool built from the same served tool table and expose map
 //! the MCP face uses, with no MCP server in it (feature `cli`; no rmcp in its tree).
 //!
-//! [`Cli`] takes what [`crate::mcp::McpServer`] takes — a core [`Member`], keyed siblings,
-//! bundle-root tools, and a client factory (in-process: [`Cli::client`]; a daemon dialled over
+//! [`Cli`] takes what [`crate::mcp::McpServer`] takes — one [`Roster`] (a core [`Member`],
+//! keyed siblings, bundle-root tools and prompts, views; built by the same setters, or by
+//! `bundle!`), and a client factory (in-process: [`Cli::client`]; a daemon dialled over
 //! the wire face: [`Cli::dial`], which adds `--socket PATH`) — and answers a command tree:
 //!
 //! - one subcommand per served tool, named exactly as `tools/list` names it, whose flags are a
 //!   pure function of the tool's advertised input schema (`--field` per property, the tristate
 //!   `--x`/`--no-x` for booleans, repeatable arrays, enum values as possible values, anything
 //!   else as JSON), or `--input '<json>'` / `--input -` (stdin) for the whole object;
-//! - the reader commands `list [--json]`, `get <cell|stream> [--follow]`,
+//! - the reader commands `list [--json]` (with `--json`, also the roster's prompts and views,
+//!   which a command line names but does not render), `get <cell|stream> [--follow]`,
 //!   `get <collection> <key>`, `keys <collection>`, `watch <member>`, and
 //!   `completions <bash|zsh|fish>`.
 //!
@@ -48,7 +50,7 @@ mod flags;
 
 use crate::audit::{Audit, Audited};
 use crate::blocks::{Block, EmbeddedBody, OkContent};
-use crate::bundle::{BundleClient, Member, OwnedBundle, RootTools, Roster, Siblings};
+use crate::bundle::{BundleClient, Member, OwnedBundle, Roster, Siblings};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
@@ -56,7 +58,7 @@ use crate::schema;
 use crate::scopes::listed;
 use crate::spec::{MemberKind, SurfaceSpec};
 use crate::table::{
-    ToolRow, ToolTarget, exposed_members, resource_uri, roster_problems, scoped_member_name, tool_table,
+    ToolRow, ToolTarget, exposed_members, resource_uri, scoped_member_name, scoped_tool_name,
 };
 use crate::tool::{BespokeTool, CancellationToken, OkImage, ToolOutput};
 use crate::wire::DialOptions;
@@ -126,9 +128,7 @@ pub struct Cli {
     name: String,
     version: String,
     about: Option<String>,
-    core: Option<Member>,
-    siblings: Siblings,
-    root_tools: RootTools,
+    roster: Roster,
     local: Option<LocalFactory>,
     socket: Option<SocketFactory>,
     scopes: Option<Vec<String>>,
@@ -142,9 +142,7 @@ impl Cli {
             name: name.into(),
             version: version.into(),
             about: None,
-            core: None,
-            siblings: Siblings::new(),
-            root_tools: RootTools::new(),
+            roster: Roster::new(),
             local: None,
             socket: None,
             scopes: None,
@@ -178,7 +176,7 @@ impl Cli {
 
     /// The unprefixed core.
     pub fn core(mut self, core: Member) -> Self {
-        self.core = Some(core);
+        self.roster = self.roster.core(core);
         self
     }
 
@@ -194,21 +192,40 @@ impl Cli {
 
     /// Adds a sibling under `key`: its tools are `key_<name>`, its members `key/<name>`.
     pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
-        self.siblings.insert(key.into(), sibling);
+        self.roster = self.roster.sibling(key, sibling);
         self
     }
 
-    /// Takes a whole static roster built (and checked at compile time) by `bundle!`.
+    /// Sets every sibling at once.
+    pub fn siblings(mut self, siblings: Siblings) -> Self {
+        self.roster = self.roster.siblings(siblings);
+        self
+    }
+
+    /// Takes a whole roster (e.g. one built, and checked at compile time, by `bundle!`), as
+    /// [`crate::mcp::McpServer::roster`] does.
     pub fn roster(mut self, roster: Roster) -> Self {
-        self.core = roster.core.or(self.core);
-        self.siblings.extend(roster.siblings);
-        self.root_tools.0.extend(roster.root.0);
+        self.roster = self.roster.extend(roster);
         self
     }
 
     /// Adds a bundle-root tool (bare-named, handed the whole bundle).
     pub fn root_tool<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
-        self.root_tools = self.root_tools.with(tool);
+        self.roster = self.roster.root_tool(tool);
+        self
+    }
+
+    /// Adds a bundle-root prompt. A command line renders no prompt, but `list --json` names
+    /// it (with every member's prompts), so one roster describes both faces.
+    pub fn root_prompt<P: crate::prompt::BespokePrompt<Client = BundleClient>>(mut self, prompt: P) -> Self {
+        self.roster = self.roster.root_prompt(prompt);
+        self
+    }
+
+    /// Declares an MCP Apps view. A command line shows no page, but `list --json` names the
+    /// view, and the tools bound to it answer as every tool does.
+    pub fn view(mut self, view: crate::view::View) -> Self {
+        self.roster = self.roster.view(view);
         self
     }
 
@@ -260,9 +277,9 @@ impl Cli {
     /// refuses a tool named like a reader command and a property named like a flag the
     /// command already takes. Dials nothing.
     pub fn build(self) -> Result<BuiltCli, BuildError> {
-        let mut problems = roster_problems(self.core.as_ref(), &self.siblings);
+        let mut problems = self.roster.parts().problems();
         let mut declared: Vec<Scope> = Vec::new();
-        for member in self.core.iter().chain(self.siblings.values()) {
+        for (_, member) in self.roster.parts().members() {
             for scope in member.expose.scopes() {
                 if !declared.iter().any(|d| d.wire == scope.wire) {
                     declared.push(*scope);
@@ -280,12 +297,7 @@ impl Cli {
                 listed(declared.iter().map(|s| s.wire))
             ));
         }
-        let rows = tool_table(
-            self.core.as_ref(),
-            &self.siblings,
-            &self.root_tools,
-            &mut problems,
-        );
+        let rows = self.roster.parts().tool_table(&mut problems);
         let mut tools = Vec::new();
         for row in rows {
             if READER_COMMANDS.contains(&row.name.as_str()) {
@@ -315,12 +327,7 @@ impl Cli {
             tools.push(Tool { row, fields });
         }
         let mut members = Vec::new();
-        let all = self
-            .core
-            .iter()
-            .map(|c| (None, c))
-            .chain(self.siblings.iter().map(|(k, m)| (Some(k.as_str()), m)));
-        for (sibling, member) in all {
+        for (sibling, member) in self.roster.parts().members() {
             for (name, kind) in exposed_members(member) {
                 members.push(MemberRow {
                     name: scoped_member_name(sibling, name),
@@ -336,11 +343,41 @@ impl Cli {
             return Err(BuildError { problems });
         }
         let specs = self
-            .core
-            .as_ref()
-            .map(|c| (None, c.spec()))
-            .into_iter()
-            .chain(self.siblings.iter().map(|(k, m)| (Some(k.clone()), m.spec())))
+            .roster
+            .parts()
+            .members()
+            .map(|(k, m)| (k.map(str::to_owned), m.spec()))
+            .collect();
+        let prompts = self
+            .roster
+            .parts()
+            .members()
+            .flat_map(|(sibling, m)| {
+                m.prompts
+                    .iter()
+                    .map(move |p| (scoped_tool_name(sibling, p.descriptor().name), p.descriptor()))
+            })
+            .chain(
+                self.roster
+                    .prompts
+                    .0
+                    .iter()
+                    .map(|p| (p.descriptor().name.to_owned(), p.descriptor())),
+            )
+            .map(|(name, d)| {
+                let mut o = Map::new();
+                o.insert("name".into(), name.into());
+                if !d.description.is_empty() {
+                    o.insert("description".into(), d.description.into());
+                }
+                Value::Object(o)
+            })
+            .collect();
+        let views = self
+            .roster
+            .views
+            .iter()
+            .map(|v| json!({"uri": v.uri(), "name": v.name()}))
             .collect();
         Ok(BuiltCli {
             name: self.name,
@@ -349,6 +386,8 @@ impl Cli {
             tools,
             members,
             specs,
+            prompts,
+            views,
             local: self.local,
             socket: self.socket,
             declared,
@@ -392,6 +431,10 @@ pub struct BuiltCli {
     tools: Vec<Tool>,
     members: Vec<MemberRow>,
     specs: Vec<(Option<String>, &'static SurfaceSpec)>,
+    /// Every prompt of the roster as `list --json` names it (a command line renders none).
+    prompts: Vec<Value>,
+    /// Every declared MCP Apps view as `list --json` names it (a command line shows none).
+    views: Vec<Value>,
     local: Option<LocalFactory>,
     socket: Option<SocketFactory>,
     /// Every scope the served surfaces declare.
@@ -919,7 +962,15 @@ impl BuiltCli {
                     Value::Object(o)
                 })
                 .collect();
-            json!({"tools": tools, "members": members})
+            let mut whole = json!({"tools": tools, "members": members});
+            // Only when there are any: a roster without them lists as it always did.
+            if !self.prompts.is_empty() {
+                whole["prompts"] = Value::Array(self.prompts.clone());
+            }
+            if !self.views.is_empty() {
+                whole["views"] = Value::Array(self.views.clone());
+            }
+            whole
         } else {
             let tools = tools().map(
                 |t| json!({"name": t.row.name, "kind": "tool", "description": first_line(t.row.description)}),

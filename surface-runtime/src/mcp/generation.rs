@@ -7,13 +7,14 @@
 
 use super::content;
 use super::link::Link;
+use crate::bundle::RosterParts;
 use crate::bundle::{Member, RootTools, Siblings};
 use crate::expose::Exposure;
 use crate::resource::ResourceBody;
 use crate::schema::profile::SchemaProfile;
 use crate::spec::SurfaceSpec;
 pub(crate) use crate::table::{Owner, ToolEntry, ToolTarget};
-use crate::table::{ToolRow, owner_phrase, roster_problems, scoped_member_name, tool_table};
+use crate::table::{ToolRow, owner_phrase, scoped_member_name};
 use rmcp::model::{Resource, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -106,17 +107,17 @@ pub(crate) fn compose(
     siblings: Siblings,
     link: impl FnOnce() -> Link,
 ) -> Result<Generation, CompositionError> {
-    let mut problems = roster_problems(fixed.core.as_ref(), &siblings);
+    let roster = RosterParts {
+        core: fixed.core.as_ref(),
+        siblings: &siblings,
+        root: &fixed.root_tools,
+    };
+    let mut problems = roster.problems();
     let mut resources = HashMap::new();
     let mut templates = Vec::new();
     let mut resource_list = Vec::new();
     let mut template_list = Vec::new();
-    let members = fixed
-        .core
-        .iter()
-        .map(|c| (None, c))
-        .chain(siblings.iter().map(|(k, m)| (Some(k.as_str()), m)));
-    for (sibling, member) in members {
+    for (sibling, member) in roster.members() {
         project_member(
             sibling,
             member,
@@ -127,7 +128,7 @@ pub(crate) fn compose(
             &mut template_list,
         );
     }
-    let mut rows = tool_table(fixed.core.as_ref(), &siblings, &fixed.root_tools, &mut problems);
+    let mut rows = roster.tool_table(&mut problems);
     if fixed.profile != SchemaProfile::Portable {
         for row in &mut rows {
             match fixed.profile.check(&row.name, &row.entry.input) {

@@ -99,10 +99,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub struct McpServer {
     identity: Implementation,
     instructions: Instructions,
-    core: Option<Member>,
-    siblings: Siblings,
-    root_tools: RootTools,
-    root_prompts: Vec<Arc<dyn crate::prompt::RootPrompt>>,
+    roster: Roster,
     factory: Option<Factory>,
     profile: SchemaProfile,
     settings: Settings,
@@ -115,10 +112,7 @@ impl McpServer {
         McpServer {
             identity: Implementation::new(name.into(), version.into()),
             instructions: Instructions::None,
-            core: None,
-            siblings: Siblings::new(),
-            root_tools: RootTools::new(),
-            root_prompts: Vec::new(),
+            roster: Roster::new(),
             factory: None,
             profile: SchemaProfile::Portable,
             settings: Settings::default(),
@@ -286,7 +280,7 @@ impl McpServer {
 
     /// The unprefixed core.
     pub fn core(mut self, core: Member) -> Self {
-        self.core = Some(core);
+        self.roster = self.roster.core(core);
         self
     }
 
@@ -310,22 +304,19 @@ impl McpServer {
 
     /// Adds a sibling under `key`.
     pub fn sibling(mut self, key: impl Into<String>, sibling: Member) -> Self {
-        self.siblings.insert(key.into(), sibling);
+        self.roster = self.roster.sibling(key, sibling);
         self
     }
 
     /// Sets every sibling at once.
     pub fn siblings(mut self, siblings: Siblings) -> Self {
-        self.siblings = siblings;
+        self.roster = self.roster.siblings(siblings);
         self
     }
 
     /// Takes a whole static roster built (and checked at compile time) by `bundle!`.
     pub fn roster(mut self, roster: Roster) -> Self {
-        self.core = roster.core.or(self.core);
-        self.siblings.extend(roster.siblings);
-        self.root_tools.0.extend(roster.root.0);
-        self.ui.views.extend(roster.views);
+        self.roster = self.roster.extend(roster);
         self
     }
 
@@ -342,7 +333,7 @@ impl McpServer {
     /// let server = McpServer::new("ops", "1.0.0").view(PANEL);
     /// ```
     pub fn view(mut self, view: crate::view::View) -> Self {
-        self.ui.views.push(view);
+        self.roster = self.roster.view(view);
         self
     }
 
@@ -372,15 +363,14 @@ impl McpServer {
 
     /// Adds a bundle-root tool (bare-named, handed the whole bundle).
     pub fn root_tool<T: BespokeTool<Client = BundleClient>>(mut self, tool: T) -> Self {
-        self.root_tools = self.root_tools.with(tool);
+        self.roster = self.roster.root_tool(tool);
         self
     }
 
     /// Adds a bundle-root prompt (`#[prompt]` over `&BundleClient`): bare-named, handed the
     /// whole bundle, its name in the one collision check with every member's prompts.
     pub fn root_prompt<P: crate::prompt::BespokePrompt<Client = BundleClient>>(mut self, prompt: P) -> Self {
-        self.root_prompts
-            .push(Arc::new(crate::prompt::AtRoot(Arc::new(prompt))));
+        self.roster = self.roster.root_prompt(prompt);
         self
     }
 
@@ -422,18 +412,27 @@ impl McpServer {
         let factory = self
             .factory
             .unwrap_or_else(|| Factory::Bare(Arc::new(BundleClient::new)));
+        let Roster {
+            core,
+            siblings,
+            root,
+            prompts,
+            views,
+        } = self.roster;
+        let mut ui = self.ui;
+        ui.views.extend(views);
         let fixed = Fixed {
-            core: self.core,
-            root_tools: self.root_tools,
-            root_prompts: self.root_prompts,
+            core,
+            root_tools: root,
+            root_prompts: prompts.0,
             profile: self.profile,
-            ui: self.ui,
+            ui,
         };
         let shared = Shared::boot(
             self.identity,
             self.instructions,
             fixed,
-            self.siblings,
+            siblings,
             factory,
             self.settings,
         )?;
