@@ -629,3 +629,83 @@ fn a_scope_reaches_the_daemon_too() {
     let spawned = run(&["--socket", s, "--scope", "ops.admin", "proc_spawn", "--name", "x"]);
     assert_eq!(code(&spawned), 0, "{spawned:?}");
 }
+
+/// `proc_wait` draws its progress on stderr (plain lines: stderr is a pipe here) and answers on
+/// stdout alone; progress keeps the call alive past `--timeout`, which counts from the last report.
+#[test]
+fn proc_wait_shows_progress_on_stderr_and_only_the_answer_on_stdout() {
+    // In-process nobody else can kill pid 2: the tool gives up after its own 4 s, although
+    // --timeout is 2, because it keeps reporting.
+    let gave_up = run(&["--timeout", "2", "proc_wait", "--pid", "2", "--timeout_secs", "4"]);
+    assert_eq!(code(&gave_up), 1, "{gave_up:?}");
+    assert!(gave_up.stdout.is_empty(), "{gave_up:?}");
+    let stderr = String::from_utf8_lossy(&gave_up.stderr);
+    let (progress, refusal) = stderr
+        .trim_end()
+        .rsplit_once('\n')
+        .expect("progress, then the refusal");
+    assert_eq!(
+        serde_json::from_str::<Value>(refusal).unwrap(),
+        json!({"message": "shell (pid 2) still runs after 4s", "kind": "error"})
+    );
+    let lines: Vec<&str> = progress.lines().collect();
+    assert!(lines.len() >= 2, "{stderr}");
+    for line in &lines {
+        assert!(
+            line.starts_with("progress ") && line.contains(": waiting for shell (pid 2) to exit: "),
+            "{stderr}"
+        );
+    }
+
+    // Dialled: another call kills the process, and the wait answers.
+    let daemon = Daemon::start("wait");
+    let s = daemon.socket();
+    let mut waiting = opsctl()
+        .args(["--socket", s, "proc_wait", "--pid", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(waiting.stderr.take().unwrap());
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in stderr.lines() {
+            let _ = lines_tx.send(line.unwrap());
+        }
+    });
+    let first = lines_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a progress line while it waits");
+    assert!(
+        first.starts_with("progress 0%: waiting for shell (pid 2) to exit: "),
+        "{first}"
+    );
+    assert_eq!(code(&run(&["--socket", s, "proc_kill", "--pid", "2"])), 0);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = waiting.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = waiting.kill();
+            panic!("proc_wait did not answer once the process was killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reader.join().unwrap();
+    let rest: Vec<String> = lines_rx.try_iter().collect();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    assert!(rest.iter().all(|l| l.starts_with("progress ")), "{rest:?}");
+    let mut stdout = String::new();
+    waiting
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["pid"], 2, "{stdout}");
+    assert!(answer["waited_ms"].as_u64().is_some(), "{stdout}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+}

@@ -165,6 +165,13 @@ impl ToolContext {
         }
     }
 
+    /// Reports progress, with a message when there is one (relaying what another side reported).
+    pub(crate) async fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(r) = &self.reporter {
+            r.progress(progress, total, message).await;
+        }
+    }
+
     /// Logs `data` (a string or any JSON) at `level`.
     pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {
         if let Some(r) = &self.reporter {

@@ -21,6 +21,10 @@
 //! tool then decodes it into its own type before its client dials. stdout carries
 //! data only: one JSON value (indented on a terminal, compact in a pipe), or NDJSON for
 //! streams and watches; `--json` prints a tool's whole answer. Refusals go to stderr as JSON.
+//! A tool's progress (`ctx.progress`, in this process or reported by a dialled daemon's
+//! procedure) goes to stderr too: a bar when stderr is a terminal, else one plain
+//! `progress 12%: message` line per change; and `--timeout` counts from its last report, so a
+//! long tool that keeps reporting is not cut off.
 //! The exit code says what happened: see [`exit`].
 //!
 //! A command may hold fewer scopes than the surface declares ([`Cli::scopes`], and per
@@ -47,6 +51,7 @@
 
 mod check;
 mod flags;
+mod progress;
 
 use crate::audit::{Audit, Audited};
 use crate::blocks::{Block, EmbeddedBody, OkContent};
@@ -60,7 +65,7 @@ use crate::spec::{MemberKind, SurfaceSpec};
 use crate::table::{
     ToolRow, ToolTarget, exposed_members, resource_uri, scoped_member_name, scoped_tool_name,
 };
-use crate::tool::{BespokeTool, CancellationToken, OkImage, ToolOutput};
+use crate::tool::{BespokeTool, OkImage, ToolOutput};
 use crate::wire::DialOptions;
 use crate::{Principal, Scope};
 use base64::Engine;
@@ -890,16 +895,10 @@ impl BuiltCli {
         let link = self.link(matches, caller)?;
         let bundle = link.bundle();
         let audited = Audited::start(self.audit, tool.row.mutates, || value.to_string());
-        let answer = match tokio::time::timeout(
-            timeout(matches),
-            target.run(&bundle, value, CancellationToken::new()),
-        )
-        .await
-        {
-            Ok(answer) => answer,
-            Err(_) => Err(timed_out(timeout(matches))),
-        }
-        .map_err(|f| link.0.judge(f));
+        let answer = progress::drawn(timeout(matches), |cancel| target.run(&bundle, value, cancel))
+            .await
+            .unwrap_or_else(|| Err(timed_out(timeout(matches))))
+            .map_err(|f| link.0.judge(f));
         if let Some(audited) = audited {
             audited.answered(Some(&invoker()), &tool.row.name, &answer);
         }

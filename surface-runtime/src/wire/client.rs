@@ -1,8 +1,11 @@
 //! Dialing a served surface: the socket dispatch behind a typed client, and the owned
 //! connection (`client`, `dispose`, `on_close`) a face holds.
 
-use super::protocol::{Hello, MAX_FRAME, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use super::protocol::{
+    Hello, MAX_FRAME, Progress, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION,
+};
 use crate::batch::{BATCH, write_batches};
+use crate::context::ToolContext;
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
@@ -78,7 +81,9 @@ impl DialOptions {
 
     /// How long a request (a read, a call, the opening of a watch) waits for its answer
     /// (default [`DEFAULT_CALL_TIMEOUT`](Self::DEFAULT_CALL_TIMEOUT)); then it fails with
-    /// [`FailureKind::TimedOut`], its outcome unknown. An open watch's changes have no timeout.
+    /// [`FailureKind::TimedOut`], its outcome unknown. A call's progress restarts it: a
+    /// procedure that keeps reporting (`ctx.progress`) waits as long as it reports. An open
+    /// watch's changes have no timeout.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
         self
@@ -109,6 +114,9 @@ impl DialOptions {
         self.scopes.as_deref()
     }
 }
+
+/// How many progress frames of one call wait for its caller; past that, they are dropped.
+const PROGRESS_BUFFER: usize = 16;
 
 /// `1.5 s`, `30 s`, `250 ms`: a timeout as a sentence says it.
 fn spoken(d: Duration) -> String {
@@ -187,6 +195,8 @@ struct Inner {
     next_id: AtomicU64,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     watches: Mutex<HashMap<u64, Feed>>,
+    /// Where each running call's progress frames go (to the caller's [`ToolContext`]).
+    progress: Mutex<HashMap<u64, mpsc::Sender<Progress>>>,
     watch_buffer: usize,
     closed: CloseSignal,
     call_timeout: Duration,
@@ -245,25 +255,79 @@ impl SocketDispatch {
         id: u64,
         rx: oneshot::Receiver<Reply>,
     ) -> Result<Result<Reply, oneshot::error::RecvError>, Failure> {
+        self.answer_reporting(id, rx, None).await
+    }
+
+    /// [`answer`](Self::answer), handing each progress frame of the call to `heard`'s context;
+    /// the call timeout counts from the last one, so a call that keeps reporting is not cut off.
+    async fn answer_reporting(
+        &self,
+        id: u64,
+        mut rx: oneshot::Receiver<Reply>,
+        mut heard: Option<(mpsc::Receiver<Progress>, ToolContext)>,
+    ) -> Result<Result<Reply, oneshot::error::RecvError>, Failure> {
         let timeout = self.inner.call_timeout;
-        tokio::time::timeout(timeout, rx).await.map_err(|_| {
-            // A late answer finds no waiter and is dropped.
-            self.forget(id);
-            Failure::new(
-                FailureKind::TimedOut {
-                    after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                },
-                format!("the served surface did not answer within {}", spoken(timeout)),
-            )
-        })
+        let mut deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let progress = async {
+                match &mut heard {
+                    Some((progress, _)) => progress.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                answer = &mut rx => {
+                    // Progress frames precede their answer on the wire: report what is buffered.
+                    if let Some((progress, ctx)) = &mut heard {
+                        while let Ok(p) = progress.try_recv() {
+                            ctx.report(p.progress, p.total, p.message).await;
+                        }
+                    }
+                    return Ok(answer);
+                }
+                Some(p) = progress => {
+                    deadline = tokio::time::Instant::now() + timeout;
+                    if let Some((_, ctx)) = &heard {
+                        ctx.report(p.progress, p.total, p.message).await;
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    // A late answer finds no waiter and is dropped.
+                    self.forget(id);
+                    return Err(Failure::new(
+                        FailureKind::TimedOut {
+                            after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                        },
+                        format!("the served surface did not answer within {}", spoken(timeout)),
+                    ));
+                }
+            }
+        }
     }
 
     async fn request(&self, request: Request) -> Result<Value, Failure> {
         let (id, rx) = self.send(request)?;
-        match self.answer(id, rx).await? {
+        self.answered(self.answer(id, rx).await?)
+    }
+
+    /// A call: its progress frames go to the calling context ([`ToolContext::current`]).
+    async fn call(&self, request: Request) -> Result<Value, Failure> {
+        let (progress_tx, progress_rx) = mpsc::channel(PROGRESS_BUFFER);
+        let register = |id| {
+            lock(&self.inner.progress).insert(id, progress_tx);
+        };
+        let (id, rx) = self.send_with(request, register)?;
+        let heard = Some((progress_rx, ToolContext::current()));
+        let answer = self.answer_reporting(id, rx, heard).await;
+        lock(&self.inner.progress).remove(&id);
+        self.answered(answer?)
+    }
+
+    fn answered(&self, answer: Result<Reply, oneshot::error::RecvError>) -> Result<Value, Failure> {
+        match answer {
             Ok(Reply::Ok(v)) => Ok(v),
             Ok(Reply::Err(f)) => Err(f),
-            Ok(Reply::Change(_)) => Err(transport(
+            Ok(Reply::Change(_) | Reply::Progress(_)) => Err(transport(
                 true,
                 "the served side answered a request with a change",
             )),
@@ -364,10 +428,13 @@ impl Dispatch for SocketDispatch {
         .boxed()
     }
     fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
-        self.request(Request::Call {
-            procedure: procedure.to_owned(),
-            input,
-        })
+        SocketDispatch::call(
+            self,
+            Request::Call {
+                procedure: procedure.to_owned(),
+                input,
+            },
+        )
         .boxed()
     }
 }
@@ -452,6 +519,7 @@ where
         next_id: AtomicU64::new(1),
         pending: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
+        progress: Mutex::new(HashMap::new()),
         closed: closed.clone(),
         call_timeout: options.call_timeout,
         watch_buffer: options.watch_buffer,
@@ -522,6 +590,12 @@ where
                         feed.offer(c);
                     }
                 }
+                Reply::Progress(p) => {
+                    // Advisory: a caller that has not taken the last few misses the next.
+                    if let Some(tx) = lock(&reader_inner.progress).get(&frame.id) {
+                        let _ = tx.try_send(p);
+                    }
+                }
                 reply => {
                     let waiter = lock(&reader_inner.pending).remove(&frame.id);
                     if let Some(tx) = waiter {
@@ -534,6 +608,7 @@ where
         reader_inner.closed.close();
         lock(&reader_inner.pending).clear();
         lock(&reader_inner.watches).clear();
+        lock(&reader_inner.progress).clear();
     });
     let dispatch = SocketDispatch { inner };
     if let Some(scopes) = &options.scopes {

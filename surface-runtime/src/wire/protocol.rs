@@ -13,6 +13,16 @@
 //! → {"id":3,"op":"unwatch","watch":2}
 //! ```
 //!
+//! While a call runs, its procedure's progress (`ctx.progress`) arrives as `progress` frames
+//! under the call's id, before its answer; they are advisory (dropped rather than stalling the
+//! procedure when the connection's reply queue is full) and a client may ignore them:
+//!
+//! ```text
+//! → {"id":6,"op":"call","procedure":"backup.run","input":{}}
+//! ← {"id":6,"progress":{"progress":1.0,"total":3.0,"message":"copied the index"}}
+//! ← {"id":6,"ok":{"copied":3}}
+//! ```
+//!
 //! Who calls is the connection's: on a unix socket, the peer's uid (`uid:<n>`), reaching what
 //! [`WireOptions::grant`](super::WireOptions::grant) granted it. `list` answers what this
 //! connection reaches, and `narrow` gives up scopes for the rest of the connection (a client
@@ -115,6 +125,21 @@ pub enum Reply {
     Err(Failure),
     /// A change on an open watch.
     Change(Change),
+    /// Progress of a running call, before its answer.
+    Progress(Progress),
+}
+
+/// How far a running call is, as its procedure reported it (`ctx.progress`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// How much is done.
+    pub progress: f64,
+    /// Of how much, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What to show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A reply with the id of its request.
@@ -176,5 +201,17 @@ mod tests {
             json!({"id":3,"err":{"message":"bad","kind":"invalid-input","field":"pid"}})
         );
         assert_eq!(serde_json::from_value::<ReplyFrame>(v).unwrap(), err);
+        let progress: ReplyFrame = serde_json::from_value(
+            json!({"id":6,"progress":{"progress":1.0,"total":3.0,"message":"copied the index"}}),
+        )
+        .unwrap();
+        assert_eq!(
+            progress.reply,
+            Reply::Progress(Progress {
+                progress: 1.0,
+                total: Some(3.0),
+                message: Some("copied the index".into())
+            })
+        );
     }
 }

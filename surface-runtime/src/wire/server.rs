@@ -11,15 +11,19 @@
 //! It reaches exactly what it would on the MCP face with those scopes (the same expose map's
 //! `scope = …`), and anything else answers as if it did not exist.
 
-use super::protocol::{Hello, MAX_FRAME, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION};
+use super::protocol::{
+    Hello, MAX_FRAME, Progress, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION,
+};
 use crate::Principal;
 use crate::audit::{Audit, Audited};
 use crate::batch::{BATCH, write_batches};
+use crate::context::{LogLevel, Reporter, ToolContext};
 use crate::expose::{ErasedExpose, Expose, Exposure};
 use crate::failure::{Failure, FailureKind};
 use crate::surface::Surface;
 use crate::sync::lock;
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
@@ -688,7 +692,12 @@ async fn handle<S: Surface>(surface: &Arc<S>, connection: &Connection, frame: Re
         Request::Call { procedure, input } => match expose.get(&procedure) {
             Some(Exposure::Tool { mutates }) if reached(&procedure, is_tool) => {
                 let audited = Audited::start(options.audit, mutates, || input.to_string());
-                let answer = surface.call(&procedure, input).await;
+                let reporter = Arc::new(CallProgress {
+                    tx: tx.clone(),
+                    id: frame.id,
+                });
+                let ctx = ToolContext::new(CancellationToken::new(), Some(reporter));
+                let answer = ctx.scope(surface.call(&procedure, input)).await;
                 if let Some(audited) = audited {
                     audited.answered(Some(principal), &procedure, &answer);
                 }
@@ -757,6 +766,33 @@ async fn handle<S: Surface>(surface: &Arc<S>, connection: &Connection, frame: Re
         Ok(v) => Reply::Ok(v),
         Err(f) => Reply::Err(f),
     })
+}
+
+/// Sends a running call's progress to its caller as `progress` frames under the call's id.
+struct CallProgress {
+    tx: mpsc::Sender<ReplyFrame>,
+    id: u64,
+}
+
+impl Reporter for CallProgress {
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()> {
+        let frame = ReplyFrame {
+            id: self.id,
+            reply: Reply::Progress(Progress {
+                progress,
+                total,
+                message,
+            }),
+        };
+        // Advisory: with the reply queue full (a caller not reading), dropped rather than
+        // holding the procedure up.
+        let _ = self.tx.try_send(frame);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn log(&self, _: LogLevel, _: Option<String>, _: serde_json::Value) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 fn open_watches(watches: &Watches) -> usize {
