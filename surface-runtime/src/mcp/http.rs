@@ -894,7 +894,7 @@ impl Gate {
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         // Only a body that says it is JSON is judged as JSON-RPC; any other Content-Type keeps
         // rmcp's 415.
         let says_json = parts
@@ -941,6 +941,10 @@ impl Gate {
                         if matches!(r.request, rmcp::model::ClientRequest::SubscriptionsListenRequest(_)))
                     {
                         *flight = None;
+                        // rmcp hands these parts on to the listen, with the `taskIds` it drops.
+                        if let Some(ids) = super::subscriptions::ListenTaskIds::of(&body) {
+                            parts.extensions.insert(ids);
+                        }
                     }
                     let initializes = session.is_none()
                         && matches!(&message, rmcp::model::ClientJsonRpcMessage::Request(r)

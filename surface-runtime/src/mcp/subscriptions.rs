@@ -1,17 +1,77 @@
 //! One session's subscriptions: legacy `resources/subscribe` URIs and 2026-07-28
 //! `subscriptions/listen` streams, each URI a [`Watch`], all under the session's limit, and
-//! moved whole onto each new generation.
+//! moved whole onto each new generation. A listen's `taskIds` hear `notifications/tasks`
+//! (tasks.rs): rmcp's filter type has no such field, so the transport reads it off the raw
+//! request ([`ListenTaskIds`]) and hands it on in the request's extensions.
 
 use super::generation::Generation;
 use super::results::branded;
 use super::session::Handler;
 use super::watch::{Notifier, Opening, Target, Watch};
 use crate::sync::lock;
-use rmcp::model::{RequestId, SubscriptionFilter};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, DetailedTask, GetExtensions, GetMeta, JsonRpcMessage, Notification,
+    RequestId, ServerNotification, SubscriptionFilter, TaskStatusNotificationParams,
+};
 use rmcp::service::{SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+
+/// The `taskIds` of a `subscriptions/listen` filter, read off the raw request by the transport
+/// (rmcp's [`SubscriptionFilter`] drops them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ListenTaskIds(pub(crate) Vec<String>);
+
+impl ListenTaskIds {
+    /// The `params.notifications.taskIds` of the raw request `raw` (none when it names none).
+    pub(crate) fn of(raw: &[u8]) -> Option<ListenTaskIds> {
+        #[derive(serde::Deserialize)]
+        struct Raw {
+            params: Params,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params {
+            notifications: Filter,
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Filter {
+            #[serde(default)]
+            task_ids: Vec<String>,
+        }
+        let ids = serde_json::from_slice::<Raw>(raw)
+            .ok()?
+            .params
+            .notifications
+            .task_ids;
+        (!ids.is_empty()).then_some(ListenTaskIds(ids))
+    }
+
+    /// Notes on `message`, when it is a listen naming `taskIds`, the ids `raw` names.
+    pub(crate) fn note(message: &mut ClientJsonRpcMessage, raw: &[u8]) {
+        if let JsonRpcMessage::Request(r) = message
+            && matches!(r.request, ClientRequest::SubscriptionsListenRequest(_))
+            && let Some(ids) = ListenTaskIds::of(raw)
+        {
+            r.request.extensions_mut().insert(ids);
+        }
+    }
+
+    /// The ids noted on the listen `context` serves: by the stdio transport in the request's
+    /// extensions, by the HTTP one in its HTTP parts.
+    fn noted(context: &SubscriptionContext) -> Vec<String> {
+        let extensions = &context.request_context().extensions;
+        let noted = extensions.get::<ListenTaskIds>();
+        #[cfg(feature = "http")]
+        let noted = noted.or_else(|| {
+            extensions
+                .get::<hyper::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<ListenTaskIds>())
+        });
+        noted.map(|ids| ids.0.clone()).unwrap_or_default()
+    }
+}
 
 /// One open listen stream and the URIs it watches.
 struct Listen {
@@ -194,13 +254,37 @@ impl Handler {
             };
             watches.insert(uri.clone(), watch);
         }
+        let (feed, mut tasks) = tokio::sync::mpsc::channel(super::tasks::NOTIFY_BUFFER);
+        let task_ids = ListenTaskIds::noted(&context);
+        if !task_ids.is_empty() {
+            let caller = self.principal(context.request_context());
+            self.shared.tasks.watch(&task_ids, caller.as_deref(), &feed);
+        }
+        // Only the watched tasks hold the feed: with none left, `recv` ends and so does that arm.
+        drop(feed);
+        let peer = context.request_context().peer.clone();
         let listens = &self.subscriptions().listens;
         lock(listens).insert(id.clone(), Listen { sink, watches });
-        tokio::select! {
-            _ = context.cancelled() => {}
-            _ = self.shared.closed.cancelled() => {}
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => break,
+                _ = self.shared.closed.cancelled() => break,
+                Some(task) = tasks.recv() => {
+                    let _ = peer.send_notification(task_notification(task, &id)).await;
+                }
+            }
         }
         lock(listens).remove(&id);
         Ok(())
     }
+}
+
+/// `notifications/tasks` for `task` on the listen stream `id` (rmcp's sink refuses to send it:
+/// the same notification, marked with the subscription's id as the sink marks its own).
+fn task_notification(task: DetailedTask, id: &RequestId) -> ServerNotification {
+    let mut notification = ServerNotification::TaskStatusNotification(Notification::new(
+        TaskStatusNotificationParams::new(task),
+    ));
+    notification.get_meta_mut().set_subscription_id(id.clone());
+    notification
 }

@@ -18,6 +18,13 @@
 //! - `ctx.progress_with(…)` becomes the task's `statusMessage` (and `ctx.progress` a
 //!   `progress/total` one).
 //!
+//! A `subscriptions/listen` whose filter names `taskIds` hears `notifications/tasks` on its
+//! stream for each of those tasks its caller may see (others are ignored, as unknown ids): the
+//! task's state at once (as `tasks/get` answers it, so a task that ended before the listen opened
+//! is not missed), then again each time its status changes — input asked for, answered, ended.
+//! A status message alone (progress) notifies nobody: `tasks/get` reads it. A stream whose reader
+//! falls [`NOTIFY_BUFFER`] notifications behind misses the next ones; `tasks/get` still answers.
+//!
 //! A `#[tool(task = required)]` tool refuses a client that does not declare the extension with
 //! `-32021` (MissingRequiredClientCapability) naming it; a `#[tool(task)]` one answers such a
 //! client (and every legacy session) inline, as any tool.
@@ -42,7 +49,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// How long a task is kept from its creation, by default (its `ttlMs`).
@@ -53,6 +60,12 @@ pub const TASK_POLL_INTERVAL: Duration = Duration::from_millis(500);
 pub const MAX_TASKS: usize = 1024;
 /// How many live tasks one connection holds at once, by default.
 pub const MAX_TASKS_PER_SESSION: usize = 64;
+/// How many `notifications/tasks` wait for one listen stream's reader; past that, they are
+/// dropped (`tasks/get` still answers).
+pub const NOTIFY_BUFFER: usize = 64;
+
+/// Where a listen stream hears the tasks it names (`subscriptions.rs` sends them).
+pub(crate) type TaskFeed = mpsc::Sender<DetailedTask>;
 
 /// The bounds of the task table (see the module): set with `McpServer::task_settings`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +119,9 @@ pub(crate) struct Entry {
     created: Instant,
     cancel: CancellationToken,
     state: Mutex<State>,
+    settings: TaskSettings,
+    /// The listen streams that named it.
+    watchers: Mutex<Vec<TaskFeed>>,
 }
 
 impl Entry {
@@ -124,15 +140,41 @@ impl Entry {
 
     /// Ends the task with `payload` unless it has ended already.
     fn settle(&self, payload: TaskPayload) {
-        let mut state = lock(&self.state);
-        if state.terminal.is_none() {
-            state.terminal = Some(payload);
-            state.pending.clear();
-            Entry::touch(&mut state);
+        let settled = {
+            let mut state = lock(&self.state);
+            let live = state.terminal.is_none();
+            if live {
+                state.terminal = Some(payload);
+                state.pending.clear();
+                Entry::touch(&mut state);
+            }
+            live
+        };
+        if settled {
+            self.changed();
         }
     }
 
-    fn detailed(&self, settings: &TaskSettings) -> DetailedTask {
+    /// Tells every listen stream naming the task its state now; forgets the closed ones.
+    fn changed(&self) {
+        let task = self.detailed();
+        lock(&self.watchers).retain(|feed| {
+            !matches!(
+                feed.try_send(task.clone()),
+                Err(mpsc::error::TrySendError::Closed(_))
+            )
+        });
+    }
+
+    /// Adds `feed` to the listen streams naming the task, with its state now as the first.
+    fn watch(&self, feed: &TaskFeed) {
+        let mut watchers = lock(&self.watchers);
+        let _ = feed.try_send(self.detailed());
+        watchers.push(feed.clone());
+    }
+
+    fn detailed(&self) -> DetailedTask {
+        let settings = &self.settings;
         let state = lock(&self.state);
         let payload = match &state.terminal {
             Some(p) => p.clone(),
@@ -169,6 +211,7 @@ impl Entry {
             state.pending.insert(key, Pending { request, answer });
             Entry::touch(&mut state);
         }
+        self.changed();
         heard.await.ok()
     }
 
@@ -299,6 +342,8 @@ impl Tasks {
                 terminal: None,
                 expired: false,
             }),
+            settings: self.settings,
+            watchers: Mutex::new(Vec::new()),
         });
         // In the table before the answer goes out: `tasks/get` resolves the id at once.
         tasks.insert(entry.id.clone(), entry.clone());
@@ -332,7 +377,7 @@ impl Tasks {
                 });
             }
         });
-        Ok(CreateTaskResult::new(entry.detailed(&self.settings).task))
+        Ok(CreateTaskResult::new(entry.detailed().task))
     }
 
     /// Task `id` as `caller` may see it: a task created by an identified subject is that
@@ -353,7 +398,7 @@ impl Tasks {
 
     /// `tasks/get` by `caller`.
     pub(crate) fn get(&self, id: &str, caller: Option<&crate::Principal>) -> Result<DetailedTask, ErrorData> {
-        Ok(self.find(id, caller)?.detailed(&self.settings))
+        Ok(self.find(id, caller)?.detailed())
     }
 
     /// `tasks/update`: answers the pending questions `responses` names (others are ignored).
@@ -364,14 +409,32 @@ impl Tasks {
         responses: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<(), ErrorData> {
         let entry = self.find(id, caller)?;
-        let mut state = lock(&entry.state);
-        for (key, value) in responses {
-            if let Some(pending) = state.pending.remove(&key) {
-                let _ = pending.answer.send(value);
+        let answered = {
+            let mut state = lock(&entry.state);
+            let mut answered = false;
+            for (key, value) in responses {
+                if let Some(pending) = state.pending.remove(&key) {
+                    let _ = pending.answer.send(value);
+                    answered = true;
+                }
+            }
+            Entry::touch(&mut state);
+            answered
+        };
+        if answered {
+            entry.changed();
+        }
+        Ok(())
+    }
+
+    /// A listen stream naming `ids`: `feed` hears each of them `caller` may see, now and at each
+    /// change of its status; the others are ignored, as unknown ids.
+    pub(crate) fn watch(&self, ids: &[String], caller: Option<&crate::Principal>, feed: &TaskFeed) {
+        for id in ids {
+            if let Ok(entry) = self.find(id, caller) {
+                entry.watch(feed);
             }
         }
-        Entry::touch(&mut state);
-        Ok(())
     }
 
     /// `tasks/cancel`: the tool's cancellation fires; its future ends at its next await.

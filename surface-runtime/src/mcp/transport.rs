@@ -356,7 +356,9 @@ pub fn decode_line(line: &[u8]) -> Decoded {
     if let Ok(m) = &parsed
         && !matches!(m, JsonRpcMessage::Notification(_))
     {
-        return Decoded::Message(parsed.expect("checked"));
+        let mut message = parsed.expect("checked");
+        super::subscriptions::ListenTaskIds::note(&mut message, line);
+        return Decoded::Message(message);
     }
     // A notification, or no message: the outline tells a request with a bad `id` (which rmcp
     // may have read as a notification) from a true notification.
