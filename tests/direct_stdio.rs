@@ -2,8 +2,9 @@
 //! (`surface-runtime/src/mcp/direct.rs`) with rmcp's semantics: progress reaches the host
 //! before the answer, `notifications/cancelled` cancels the call and its answer is never
 //! written, a cancelled id can be used again, and a request naming its own protocol version
-//! still gets rmcp's per-request judgement. Driven with raw JSON-RPC lines over the transport
-//! `serve_stdio` uses, on the conformance example.
+//! still gets rmcp's per-request judgement. Sessions opened the 2026-07-28 way (every request
+//! carrying its `_meta`) take the same path, with the same semantics. Driven with raw JSON-RPC
+//! lines over the transport `serve_stdio` uses, on the conformance example.
 
 mod common;
 
@@ -27,13 +28,7 @@ struct Raw {
 impl Raw {
     /// A served conformance bundle, opened with `initialize` and `initialized`.
     async fn open() -> Raw {
-        let served = conformance::start(Arc::new(Conformance::new())).expect("composes");
-        let (r, w) = tokio::io::split(common::pipe(&served, 1 << 20));
-        let mut raw = Raw {
-            out: w,
-            lines: BufReader::new(r),
-            seen: Vec::new(),
-        };
+        let mut raw = Raw::unopened();
         raw.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -44,6 +39,28 @@ impl Raw {
         raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
         raw
+    }
+
+    /// A served conformance bundle, opened the 2026-07-28 way: by a first request that carries
+    /// its version in `_meta` (a ping), answered.
+    async fn open_modern() -> Raw {
+        let mut raw = Raw::unopened();
+        raw.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "ping", "params": {"_meta": modern(json!({}))}}),
+        )
+        .await;
+        assert_eq!(raw.until(0).await["result"], json!({}));
+        raw
+    }
+
+    fn unopened() -> Raw {
+        let served = conformance::start(Arc::new(Conformance::new())).expect("composes");
+        let (r, w) = tokio::io::split(common::pipe(&served, 1 << 20));
+        Raw {
+            out: w,
+            lines: BufReader::new(r),
+            seen: Vec::new(),
+        }
     }
 
     async fn send(&mut self, message: Value) {
@@ -77,6 +94,14 @@ impl Raw {
     }
 }
 
+/// `meta` with the keys every 2026-07-28 request carries.
+fn modern(mut meta: Value) -> Value {
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "t", "version": "0"});
+    meta
+}
+
 fn call(id: u64, tool: &str, meta: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": {}, "_meta": meta}})
@@ -84,9 +109,16 @@ fn call(id: u64, tool: &str, meta: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_comes_before_the_answer() {
-    let mut raw = Raw::open().await;
-    raw.send(call(1, "test_tool_with_progress", json!({"progressToken": "p"})))
-        .await;
+    progress_before_the_answer(Raw::open().await, json!({"progressToken": "p"})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_comes_before_the_answer_in_a_2026_session() {
+    progress_before_the_answer(Raw::open_modern().await, modern(json!({"progressToken": "p"}))).await;
+}
+
+async fn progress_before_the_answer(mut raw: Raw, meta: Value) {
+    raw.send(call(1, "test_tool_with_progress", meta)).await;
     let answer = raw.until(1).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     let progress: Vec<&Value> = raw
@@ -106,20 +138,39 @@ async fn progress_comes_before_the_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_call_is_never_answered_and_its_id_is_free_again() {
-    let mut raw = Raw::open().await;
+    let ping = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    cancelled_never_answered(Raw::open().await, json!({}), ping, |r| *r == json!({})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_in_a_2026_session_is_never_answered_and_its_id_is_free_again() {
+    // 2026-07-28 has no `ping` (rmcp answers it -32601): a list stands in.
+    let list = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "resources/list", "params": {"_meta": modern(json!({}))}});
+    cancelled_never_answered(Raw::open_modern().await, modern(json!({})), list, |r| {
+        r["resources"].is_array()
+    })
+    .await;
+}
+
+/// `follow(id)` is a request answered at once, with a result that passes `answer`.
+async fn cancelled_never_answered(
+    mut raw: Raw,
+    meta: Value,
+    follow: impl Fn(u64) -> Value,
+    answer: impl Fn(&Value) -> bool,
+) {
     // ~100 ms of work, cancelled at once: the tool sees its token cancelled and stops.
-    raw.send(call(2, "test_tool_with_progress", json!({}))).await;
+    raw.send(call(2, "test_tool_with_progress", meta.clone())).await;
     raw.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 2, "reason": "changed my mind"}}))
         .await;
     // The id is free at once: a new request with it is answered, once.
-    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
-        .await;
-    assert_eq!(raw.until(2).await["result"], json!({}));
+    raw.send(follow(2)).await;
+    let answered = raw.until(2).await;
+    assert!(answer(&answered["result"]), "{answered}");
     // Long after the cancelled call would have finished, nothing more came for it.
     tokio::time::sleep(Duration::from_millis(400)).await;
-    raw.send(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
-        .await;
+    raw.send(follow(3)).await;
     raw.until(3).await;
     assert_eq!(raw.answers_to(2), 1, "only the ping was answered: {:?}", raw.seen);
 }
@@ -138,5 +189,16 @@ async fn a_request_naming_an_unsupported_version_is_refused_as_rmcp_refuses_it()
     // A plain call beside it is answered as usual.
     raw.send(call(5, "test_simple_text", json!({}))).await;
     let answer = raw.until(5).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_session_refuses_a_request_without_its_meta_as_rmcp_does() {
+    let mut raw = Raw::open_modern().await;
+    raw.send(call(6, "test_simple_text", json!({}))).await;
+    let answer = raw.until(6).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    raw.send(call(7, "test_simple_text", modern(json!({})))).await;
+    let answer = raw.until(7).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
 }

@@ -5,18 +5,23 @@
 //! `select!`; for a `tools/call` answered in microseconds that machinery was most of the cost
 //! per call (bench/NOTES.md). Here the transport ([`super::transport`]) hands such a request to
 //! [`Direct::take`], which runs the very dispatch rmcp's loop would call
-//! (`rmcp::Service::handle_request` of the session's handler, so rmcp's checks of `_meta` and
-//! of the protocol version still run) on one task, and the answer goes straight to the writer.
+//! (`rmcp::Service::handle_request` of the session's front in `session.rs`, so our checks and
+//! rmcp's of `_meta` and of the protocol version still run) on one task, and the answer goes
+//! straight to the writer.
 //!
 //! Only what cannot tell the difference takes this path; everything else stays with rmcp:
 //!
-//! - the session opened with `initialize` (its handler keeps that session's peer), so its
-//!   lifecycle — `initialize`, the 2026-07-28 inline lifecycle, `server/discover` — is rmcp's;
-//! - the request is one that only asks for an answer: `tools/call`, `resources/read`,
-//!   `prompts/get`, `completion/complete`, `ping` and the lists — never a subscription, a
-//!   `logging/setLevel`, a notification or a response;
-//! - its `_meta` names no protocol version: a request naming its own is judged per request by
-//!   rmcp's loop, which also scopes that version for any request the handler then sends.
+//! - the session is open, so its lifecycle — `initialize`, the 2026-07-28 inline opening,
+//!   `server/discover` — is rmcp's; then either
+//!   - it opened with `initialize` (its handler keeps that session's peer) and the request's
+//!     `_meta` names no protocol version (one naming its own is judged per request by rmcp's
+//!     loop, which also scopes that version for any request the handler then sends), or
+//!   - it opened the 2026-07-28 way and the request names 2026-07-28 or later: the dispatch
+//!     checks its `_meta` against the session as rmcp's loop does, and such a session is never
+//!     sent a request (its calls ask through `input_required` answers) — rmcp refuses one
+//!     whichever way the request came;
+//! - the request only asks for an answer ([`super::fast::answers_only`], the list the HTTP
+//!   path uses too).
 //!
 //! What a handler does through its context works as from rmcp's loop: progress and log
 //! messages, and the questions a call asks a legacy session, go through the session's own peer
@@ -26,11 +31,13 @@
 //! answer is never written (the transport sees to both). The token is a child of the
 //! connection's, which rmcp cancels when the connection ends.
 
-use super::session::Handler;
+use super::fast;
+use super::session::{Handler, Session as Front};
 use super::transport::{Direct, Taken};
 use crate::sync::lock;
-use rmcp::model::{ClientRequest, GetExtensions, GetMeta, JsonRpcRequest, ServerJsonRpcMessage};
-use rmcp::service::RequestContext;
+use rmcp::model::{ClientRequest, GetMeta, JsonRpcRequest, ProtocolVersion, ServerJsonRpcMessage};
+use rmcp::{Peer, RoleServer};
+use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 /// The direct path of one connection.
@@ -38,28 +45,40 @@ pub(crate) struct Session {
     handler: Handler,
     /// The connection's token (rmcp's loop runs under it too).
     ct: CancellationToken,
+    /// The connection's peer, once rmcp has opened the connection: what a session opened the
+    /// 2026-07-28 way (no `initialize`) answers with.
+    opened: Arc<OnceLock<Peer<RoleServer>>>,
 }
 
 impl Session {
     pub(crate) fn new(handler: Handler, ct: CancellationToken) -> Session {
-        Session { handler, ct }
+        Session {
+            handler,
+            ct,
+            opened: Arc::default(),
+        }
     }
-}
 
-/// The requests that only ask for an answer.
-fn answer_only(request: &ClientRequest) -> bool {
-    matches!(
-        request,
-        ClientRequest::CallToolRequest(_)
-            | ClientRequest::ReadResourceRequest(_)
-            | ClientRequest::GetPromptRequest(_)
-            | ClientRequest::CompleteRequest(_)
-            | ClientRequest::PingRequest(_)
-            | ClientRequest::ListToolsRequest(_)
-            | ClientRequest::ListResourcesRequest(_)
-            | ClientRequest::ListResourceTemplatesRequest(_)
-            | ClientRequest::ListPromptsRequest(_)
-    )
+    /// Where the connection's peer goes once rmcp has opened it.
+    pub(crate) fn opened(&self) -> Arc<OnceLock<Peer<RoleServer>>> {
+        self.opened.clone()
+    }
+
+    /// The peer to answer `request` with, or none when it is rmcp's loop's to answer.
+    fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
+        let legacy = lock(&self.handler.state.legacy_peer).clone();
+        match request.get_meta().protocol_version() {
+            None => legacy,
+            // A 2026-07-28 session: every request carries its own version, checked by the
+            // dispatch against the version the session opened on, as rmcp's loop would.
+            Some(version) if legacy.is_none() && version >= ProtocolVersion::V_2026_07_28 => {
+                self.opened.get().cloned()
+            }
+            // rmcp's loop scopes an older version named per request for the questions the
+            // handler may then send; only it can.
+            Some(_) => None,
+        }
+    }
 }
 
 impl Direct for Session {
@@ -68,23 +87,18 @@ impl Direct for Session {
         &self,
         mut request: JsonRpcRequest<ClientRequest>,
     ) -> Result<Taken, JsonRpcRequest<ClientRequest>> {
-        if !answer_only(&request.request) || request.request.get_meta().protocol_version().is_some() {
+        if !fast::answers_only(&request.request) {
             return Err(request);
         }
-        // Set by `initialize`: a session rmcp opened the legacy way.
-        let Some(peer) = lock(&self.handler.state.legacy_peer).clone() else {
+        let Some(peer) = self.peer_for(&request.request) else {
             return Err(request);
         };
         let ct = self.ct.child_token();
-        let mut context = RequestContext::new(request.id.clone(), peer);
-        context.ct = ct.clone();
-        // rmcp's loop moves `_meta` and the extensions into the context the same way.
-        std::mem::swap(&mut context.meta, request.request.get_meta_mut());
-        std::mem::swap(&mut context.extensions, request.request.extensions_mut());
+        let context = fast::context(&mut request.request, request.id.clone(), peer, ct.clone());
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
         let answer = Box::pin(async move {
-            match rmcp::Service::handle_request(&handler, request, context).await {
+            match rmcp::Service::handle_request(&Front::new(handler), request, context).await {
                 Ok(result) => ServerJsonRpcMessage::response(result, id),
                 Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
             }

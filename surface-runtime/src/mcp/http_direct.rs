@@ -13,9 +13,8 @@
 //! Only what cannot tell the difference takes this path; everything else goes to rmcp as
 //! before, so lifecycle semantics stay rmcp's:
 //!
-//! - the method is one of the plain requests (`tools/call`, `resources/read`, `prompts/get`
-//!   and the lists); never `initialize`, `server/discover`, a subscription, a notification or
-//!   a response;
+//! - the method only asks for an answer ([`super::fast::answers_only`], the list the stdio
+//!   path uses too);
 //! - the request has no progress token (progress rides the request's own SSE stream), and a
 //!   2026-07-28 request no `_meta` log level (its log messages ride it too);
 //! - the headers pass the checks rmcp would make, judged conservatively: `Host` names an
@@ -292,7 +291,7 @@ impl Direct {
             }
             _ => return Routed::Rmcp(parts),
         };
-        if !plain(&request.request) || !self.headers_pass(&parts.headers) {
+        if !super::fast::answers_only(&request.request) || !self.headers_pass(&parts.headers) {
             return Routed::Rmcp(parts);
         }
         let meta = request.request.get_meta();
@@ -381,9 +380,9 @@ impl Direct {
         // A client that goes away cancels its call, as rmcp's stateless path does.
         let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
-        let context = context(request.id, ct, self.quiet.clone(), parts);
         let mut inner = request.request;
-        let context = take_meta(&mut inner, context);
+        let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone(), ct);
+        keep_parts(parts, &mut context);
         let answer = rmcp::Service::handle_request(&Session::new(handler), inner, context).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
@@ -423,9 +422,9 @@ impl Direct {
             return Routed::Rmcp(parts);
         };
         let handler = Handler::new(self.shared.clone(), state);
-        let context = context(request.id, ct.child_token(), peer, parts);
         let mut inner = request.request;
-        let context = take_meta(&mut inner, context);
+        let mut context = super::fast::context(&mut inner, request.id, peer, ct.child_token());
+        keep_parts(parts, &mut context);
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
         // sessions run it to the end too).
         // Boxed: the dispatch future is large, and a task moves what it is given a few times.
@@ -530,20 +529,6 @@ pub(crate) fn parse(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
     }
 }
 
-/// The requests that only ask for an answer.
-fn plain(request: &ClientRequest) -> bool {
-    matches!(
-        request,
-        ClientRequest::CallToolRequest(_)
-            | ClientRequest::ReadResourceRequest(_)
-            | ClientRequest::GetPromptRequest(_)
-            | ClientRequest::ListToolsRequest(_)
-            | ClientRequest::ListResourcesRequest(_)
-            | ClientRequest::ListResourceTemplatesRequest(_)
-            | ClientRequest::ListPromptsRequest(_)
-    )
-}
-
 /// SEP-2243: `Mcp-Method` names the body's method and `Mcp-Name` its tool, prompt or URI,
 /// each exactly once and spelled plainly (rmcp answers anything else, right or wrong).
 fn standard_headers_match(headers: &hyper::HeaderMap, request: &ClientRequest) -> bool {
@@ -600,31 +585,14 @@ fn normalize(host: &str) -> String {
     host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
 }
 
-/// The handler's context, as rmcp's loop builds it, but for the HTTP parts rmcp's loop puts in
-/// its extensions: they cost an allocation to put there and another to drop, and of them
-/// surface reads only the caller's [`Principal`](crate::Principal), which goes in alone.
-fn context(
-    id: RequestId,
-    ct: CancellationToken,
-    peer: Peer<RoleServer>,
-    mut parts: Parts,
-) -> RequestContext<RoleServer> {
-    let mut context = RequestContext::new(id, peer);
-    context.ct = ct;
+/// What the handler reads of the HTTP parts rmcp's loop puts in a context's extensions: only
+/// the caller's [`Principal`](crate::Principal) and the observed headers go in, since each
+/// extension costs an allocation to put there and another to drop.
+fn keep_parts(mut parts: Parts, context: &mut RequestContext<RoleServer>) {
     if let Some(principal) = parts.extensions.remove::<crate::Principal>() {
         context.extensions.insert(principal);
     }
     super::observe::keep_headers(&parts, &mut context.extensions);
-    context
-}
-
-/// Moves the request's `_meta` into the context (rmcp's loop does the same swap).
-fn take_meta(
-    request: &mut ClientRequest,
-    mut context: RequestContext<RoleServer>,
-) -> RequestContext<RoleServer> {
-    std::mem::swap(&mut context.meta, request.get_meta_mut());
-    context
 }
 
 /// The HTTP status rmcp's stateless path gives an error answer.

@@ -32,6 +32,7 @@ pub mod contract;
 mod direct;
 #[cfg(feature = "http")]
 mod drain;
+mod fast;
 mod generation;
 mod handler;
 #[cfg(feature = "http")]
@@ -530,6 +531,7 @@ impl ServedMcp {
         let session = self.shared.open_session();
         let ct = self.shared.closed.child_token();
         let direct = direct::Session::new(session.handler().clone(), ct.clone());
+        let opened = direct.opened();
         let running = session
             .serve_with_ct(
                 transport::FastTransport::new(reader, writer, self.shared.settings.transport)
@@ -538,6 +540,7 @@ impl ServedMcp {
             )
             .await
             .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;
+        let _ = opened.set(running.peer().clone());
         Ok(Connection { running })
     }
 

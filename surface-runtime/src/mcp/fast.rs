@@ -1,0 +1,49 @@
+//! What the fast paths of every transport share: which requests may skip rmcp's service loop,
+//! and the handler context they are answered with.
+//!
+//! rmcp's loop serves each request with spawned tasks, cancellation tokens and channels back to
+//! the loop; for a `tools/call` answered in microseconds that machinery is most of the cost. The
+//! stdio path ([`super::direct`]) and the Streamable HTTP path ([`super::http_direct`]) each
+//! answer some requests with the very dispatch rmcp's loop calls
+//! (`rmcp::Service::handle_request`, so rmcp's checks of `_meta`, of the protocol version and of
+//! the request state still run). Which methods qualify is decided here, once, so the two paths
+//! cannot drift; what each transport adds (a session's lifecycle on stdio, headers and progress
+//! streams on HTTP) is said in its own module.
+
+use rmcp::model::{ClientRequest, GetExtensions, GetMeta, RequestId};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+/// The requests that only ask for an answer: a call, a read, a prompt, a completion, a ping and
+/// the lists — never the lifecycle (`initialize`, `server/discover`), a subscription,
+/// `logging/setLevel`, a task's methods, a notification or a response.
+pub(crate) fn answers_only(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::CallToolRequest(_)
+            | ClientRequest::ReadResourceRequest(_)
+            | ClientRequest::GetPromptRequest(_)
+            | ClientRequest::CompleteRequest(_)
+            | ClientRequest::PingRequest(_)
+            | ClientRequest::ListToolsRequest(_)
+            | ClientRequest::ListResourcesRequest(_)
+            | ClientRequest::ListResourceTemplatesRequest(_)
+            | ClientRequest::ListPromptsRequest(_)
+    )
+}
+
+/// The handler's context for `request`, as rmcp's loop builds it: the request's `_meta` and
+/// extensions move into it (so its progress token goes with them), under `ct`.
+pub(crate) fn context(
+    request: &mut ClientRequest,
+    id: RequestId,
+    peer: Peer<RoleServer>,
+    ct: CancellationToken,
+) -> RequestContext<RoleServer> {
+    let mut context = RequestContext::new(id, peer);
+    context.ct = ct;
+    std::mem::swap(&mut context.meta, request.get_meta_mut());
+    std::mem::swap(&mut context.extensions, request.extensions_mut());
+    context
+}
