@@ -526,10 +526,24 @@ impl ServedMcp {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        self.serve_under(reader, writer, self.shared.closed.child_token())
+            .await
+    }
+
+    /// [`serve`](Self::serve), the connection ending when `ct` is cancelled.
+    async fn serve_under<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        ct: tokio_util::sync::CancellationToken,
+    ) -> Result<Connection, ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
         // The same transport as stdio: every hostile line answered, the in-flight bound kept,
         // the plain requests of a session answered off rmcp's loop (direct.rs).
         let session = self.shared.open_session();
-        let ct = self.shared.closed.child_token();
         let direct = direct::Session::new(session.handler().clone(), ct.clone());
         let opened = direct.opened();
         let running = session
@@ -549,11 +563,52 @@ impl ServedMcp {
     /// stream. Logs go through `tracing`; the library installs no subscriber (see
     /// [`init_tracing`] for the one the examples use).
     ///
-    /// One stdio connection is served fastest on a current-thread runtime
-    /// (`#[tokio::main(flavor = "current_thread")]`, as `examples/ops.rs` does for stdio): a
-    /// second worker adds cross-thread wake-ups and allocator contention to every call and
-    /// nothing a single pipe can use (BENCHMARKS.md measures both).
+    /// One stdio connection is served fastest on one thread: a second worker adds cross-thread
+    /// wake-ups and allocator contention to every call and nothing a single pipe can use
+    /// (BENCHMARKS.md measures both). So when called on a multi-thread runtime (a plain
+    /// `#[tokio::main]`), the connection is served on a thread of its own running a
+    /// current-thread runtime, and this future waits for it; dropping the future ends the
+    /// connection. Tools then run on that thread: `tokio::spawn` inside a tool spawns there (and
+    /// what it spawned ends with the connection), and `tokio::task::block_in_place` is not
+    /// available to them. A server whose tools need the caller's runtime serves with
+    /// [`serve_stdio_here`](Self::serve_stdio_here) instead. On a current-thread runtime
+    /// the two are the same.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        let multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if !multi_thread {
+            return self.serve_stdio_here().await;
+        }
+        let (reader, writer) =
+            stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
+        let served = self.clone();
+        let stop = self.shared.closed.child_token();
+        // The caller dropping this future stops the connection on its thread.
+        let _stop_on_drop = stop.clone().drop_guard();
+        let (done, finished) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("surface-stdio".into())
+            .spawn(move || {
+                let result = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| ServeError(format!("the stdio runtime did not start: {e}")))
+                    .and_then(|runtime| {
+                        runtime.block_on(async {
+                            served.serve_under(reader, writer, stop).await?.waiting().await
+                        })
+                    });
+                let _ = done.send(result);
+            })
+            .map_err(|e| ServeError(format!("the stdio thread did not start: {e}")))?;
+        finished
+            .await
+            .unwrap_or_else(|_| Err(ServeError("the stdio thread panicked".into())))
+    }
+
+    /// Serves stdio until the peer closes it, on the runtime this is awaited on, whatever its
+    /// flavor (see [`serve_stdio`](Self::serve_stdio) for when that matters).
+    pub async fn serve_stdio_here(&self) -> Result<(), ServeError> {
         let (reader, writer) =
             stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
         // Method-first parsing, batched writes and a bound on requests in flight: see transport.rs.
