@@ -35,6 +35,8 @@ pub struct Client {
     pub session: Option<String>,
     /// The protocol version this client sends.
     pub version: String,
+    /// The bearer token sent with every request, when the server requires one.
+    pub bearer: Option<String>,
     next: u64,
 }
 
@@ -67,6 +69,7 @@ pub async fn connect(addr: SocketAddr, path: &str) -> Result<Client, Failure> {
         path: path.to_owned(),
         session: None,
         version: MODERN.to_owned(),
+        bearer: None,
         next: 1,
     })
 }
@@ -106,6 +109,9 @@ impl Client {
             .header("MCP-Protocol-Version", &self.version);
         if let Some(s) = &self.session {
             b = b.header("Mcp-Session-Id", s);
+        }
+        if let Some(token) = &self.bearer {
+            b = b.header("Authorization", format!("Bearer {token}"));
         }
         b
     }
@@ -249,6 +255,8 @@ impl Client {
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
+    /// The bearer token every client of this server sends, when it requires one.
+    pub bearer: Option<String>,
 }
 
 impl Server {
@@ -280,7 +288,11 @@ impl Server {
             }
         }
         let child = cmd.spawn()?;
-        let mut server = Server { child, addr };
+        let mut server = Server {
+            child,
+            addr,
+            bearer: None,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         while std::net::TcpStream::connect(addr).is_err() {
             if Instant::now() > deadline || server.child.try_wait()?.is_some() {

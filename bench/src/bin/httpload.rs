@@ -12,6 +12,9 @@
 //!          --stateless surface,rmcp-http
 //! ```
 //!
+//! `--bearer NAME=TOKEN`: the clients of server NAME send `Authorization: Bearer TOKEN` (a server
+//! that requires authentication, measured against the same server without it).
+//!
 //! Modes: `legacy` (every client opens a session with `initialize`, then sends
 //! `Mcp-Session-Id`; the answer comes in the `POST`'s response, as SSE or as JSON, as the server
 //! chooses) for every server, and `stateless` (2026-07-28 requests, no session) for the servers
@@ -41,6 +44,8 @@ struct Config {
     out: Option<String>,
     servers: Vec<(String, Vec<String>)>,
     stateless: Vec<String>,
+    /// The bearer token each named server's clients send.
+    bearers: BTreeMap<String, String>,
     pin: bool,
 }
 
@@ -56,6 +61,7 @@ fn config() -> Config {
         out: None,
         servers: Vec::new(),
         stateless: Vec::new(),
+        bearers: BTreeMap::new(),
         pin: true,
     };
     let mut args = std::env::args().skip(1);
@@ -75,6 +81,10 @@ fn config() -> Config {
             "--subject" => c.subject = v,
             "--out" => c.out = Some(v),
             "--stateless" => c.stateless = v.split(',').map(str::to_owned).collect(),
+            "--bearer" => {
+                let (name, token) = v.split_once('=').expect("--bearer NAME=TOKEN");
+                c.bearers.insert(name.to_owned(), token.to_owned());
+            }
             "--server" => {
                 let (name, cmd) = v.split_once('=').expect("--server NAME=COMMAND");
                 c.servers.push((
@@ -115,8 +125,9 @@ const WARM: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
 
-async fn open(addr: SocketAddr, mode: Mode) -> Result<Client, String> {
-    let mut c = connect(addr, "/mcp").await.map_err(|e| e.to_string())?;
+async fn open(server: &Server, mode: Mode) -> Result<Client, String> {
+    let mut c = connect(server.addr, "/mcp").await.map_err(|e| e.to_string())?;
+    c.bearer = server.bearer.clone();
     if mode == Mode::Legacy {
         c.initialize().await.map_err(|e| e.to_string())?;
     }
@@ -134,7 +145,7 @@ async fn level(
     let mut opened = Vec::with_capacity(clients);
     // Open sessions a few at a time: a server's `initialize` path is not what is measured.
     for chunk in (0..clients).collect::<Vec<_>>().chunks(16) {
-        let batch = futures::future::join_all(chunk.iter().map(|_| open(server.addr, mode))).await;
+        let batch = futures::future::join_all(chunk.iter().map(|_| open(server, mode))).await;
         for c in batch {
             opened.push(c?);
         }
@@ -200,7 +211,7 @@ async fn level(
 /// Memory of `n` idle legacy sessions, then of one open `GET` stream on each (KiB apiece).
 async fn idle(server: &Server, n: usize) -> Result<(f64, f64), String> {
     // Warm the server's paths once so the first session's one-off allocations are not counted.
-    let mut w = open(server.addr, Mode::Legacy).await?;
+    let mut w = open(server, Mode::Legacy).await?;
     for _ in 0..20 {
         w.call_tool("load_sample", json!({}))
             .await
@@ -211,7 +222,7 @@ async fn idle(server: &Server, n: usize) -> Result<(f64, f64), String> {
     let (rss0, _) = server.rss_kib();
     let mut sessions = Vec::with_capacity(n);
     for chunk in (0..n).collect::<Vec<_>>().chunks(16) {
-        let batch = futures::future::join_all(chunk.iter().map(|_| open(server.addr, Mode::Legacy))).await;
+        let batch = futures::future::join_all(chunk.iter().map(|_| open(server, Mode::Legacy))).await;
         for c in batch {
             sessions.push(c?);
         }
@@ -267,7 +278,10 @@ fn main() {
         for i in 0..n {
             let (name, argv) = &c.servers[(i + round) % n];
             let server = match Server::spawn(argv, pinning.then_some(0)) {
-                Ok(s) => s,
+                Ok(mut s) => {
+                    s.bearer = c.bearers.get(name).cloned();
+                    s
+                }
                 Err(e) => {
                     failed.push(format!("{name}: {e}"));
                     continue;
@@ -307,7 +321,10 @@ fn main() {
         for (name, argv) in &c.servers {
             let result = Server::spawn(argv, pinning.then_some(0))
                 .map_err(|e| e.to_string())
-                .and_then(|server| rt.block_on(idle(&server, c.idle)));
+                .and_then(|mut server| {
+                    server.bearer = c.bearers.get(name).cloned();
+                    rt.block_on(idle(&server, c.idle))
+                });
             match result {
                 Ok(r) => {
                     eprintln!(
@@ -432,6 +449,23 @@ fn main() {
         1.5,
         "HTTP throughput ≥ 1.5× rmcp's `StreamableHttpService`",
     )];
+    if let Some(auth) = c.bearers.keys().find(|n| c.servers.iter().any(|(s, _)| s == *n)) {
+        // "surface ×" against the authenticated server is plain ÷ authenticated: at most 1/0.9.
+        let mut v = verdict(
+            auth,
+            0.0,
+            "HTTP with authentication ≥ 0.9× without it (figures: without ÷ with, met at ≤ 1.11)",
+        );
+        let within = modes(auth).iter().all(|&mode| {
+            c.levels.iter().all(|&l| {
+                ratios
+                    .get(&(auth.clone(), mode, l))
+                    .is_some_and(|r| median(r.clone()) <= 1.0 / 0.9)
+            })
+        });
+        v["met"] = if failed.is_empty() { Value::Bool(within) } else { Value::Null };
+        verdicts.push(v);
+    }
     if c.servers.iter().any(|(n, _)| n == "ts-sdk") {
         verdicts.push(verdict("ts-sdk", 5.0, "HTTP throughput ≥ 5× the TypeScript SDK"));
     }

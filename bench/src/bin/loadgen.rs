@@ -12,7 +12,8 @@
 //! ```
 //!
 //! Workloads (each on a fresh server process, after `initialize` + `notifications/initialized`
-//! and a warm-up of the same workload):
+//! — or, with `--era 2026`, with no handshake and every request carrying the 2026-07-28 `_meta`
+//! — and a warm-up of the same workload):
 //! - `sample`: `load_sample` (no input), `--calls` of them with `--window` in flight;
 //! - `pairs`: `proc_spawn {name}` then, as soon as its answer names the pid, `proc_kill {pid}`;
 //!   `--window` pairs in flight, `--calls` requests in all;
@@ -66,6 +67,19 @@ impl Workload {
     }
 }
 
+/// Whether the sessions are 2026-07-28 ones (`--era 2026`): no `initialize`, and every
+/// request carries the `_meta` that era requires.
+static MODERN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// What goes after a request's `arguments` in its params, for the era measured.
+fn era_meta() -> &'static str {
+    if MODERN.get() == Some(&true) {
+        r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"surface-loadgen","version":"0.0.0"}}"#
+    } else {
+        ""
+    }
+}
+
 struct Config {
     rounds: usize,
     calls: usize,
@@ -105,6 +119,14 @@ fn parse_args() -> Config {
             "--baseline" => c.baseline = val(),
             "--subject" => c.subject = val(),
             "--out" => c.out = Some(val()),
+            "--era" => {
+                let modern = match val().as_str() {
+                    "legacy" => false,
+                    "2026" => true,
+                    other => panic!("--era legacy|2026, not {other:?}"),
+                };
+                let _ = MODERN.set(modern);
+            }
             "--workloads" => c.workloads = val().split(',').map(Workload::parse).collect(),
             "--server" => {
                 let v = val();
@@ -264,6 +286,10 @@ impl Server {
     }
 
     fn initialize(&mut self) -> Result<(), String> {
+        if MODERN.get() == Some(&true) {
+            // A 2026-07-28 session opens with its first request, which carries `_meta`.
+            return Ok(());
+        }
         let w = self.w();
         let _ = w.write_all(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"surface-loadgen","version":"0.0.0"}}}"#);
         let _ = w.write_all(b"\n");
@@ -351,18 +377,19 @@ impl Phase {
 
     fn send(&mut self, w: &mut BufWriter<ChildStdin>, kind: Kind, arg: u64) {
         let id = self.base + self.sent.len() as u64;
+        let meta = era_meta();
         let _ = match kind {
             Kind::Sample => writeln!(
                 w,
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"load_sample","arguments":{{}}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"load_sample","arguments":{{}}{meta}}}}}"#
             ),
             Kind::Spawn => writeln!(
                 w,
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"proc_spawn","arguments":{{"name":"worker-{arg}"}}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"proc_spawn","arguments":{{"name":"worker-{arg}"}}{meta}}}}}"#
             ),
             Kind::Kill => writeln!(
                 w,
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"proc_kill","arguments":{{"pid":{arg}}}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"proc_kill","arguments":{{"pid":{arg}}}{meta}}}}}"#
             ),
         };
         self.sent.push((Instant::now(), kind));
