@@ -1306,3 +1306,74 @@ async fn connecting_inside_a_runtime_to_nothing_fails_without_a_panic() {
     let e = RedisStore::connect("redis://127.0.0.1:1/", "ops").unwrap_err();
     assert!(e.to_string().contains("redis://127.0.0.1:1/"), "{e}");
 }
+
+/// Tokens for the owner test: `alice-…` are alice's (any number of them), `mallory` mallory's.
+struct Named;
+
+impl surface::auth::TokenVerifier for Named {
+    async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
+        let subject = match token {
+            t if t.starts_with("alice-") => "alice",
+            "mallory" => "mallory",
+            _ => return Err(surface::auth::Refusal::new("unknown token")),
+        };
+        Ok(surface::Principal::new("https://issuer.test", subject).with_scopes(["ops.read", "ops.admin"]))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_belongs_to_its_subject_on_every_instance() {
+    let Some(redis) = Redis::start("a_session_belongs_to_its_subject_on_every_instance") else {
+        return;
+    };
+    let protected = || {
+        surface::mcp::HttpOptions::loopback(0)
+            .auth(surface::auth::Auth::custom(Named).with_resource("http://127.0.0.1/mcp"))
+    };
+    let (_a, a_addr) = http_instance(&redis, protected()).await;
+    let (_b, b_addr) = http_instance(&redis, protected()).await;
+    let (_c, c_addr) = http_instance(&redis, protected()).await;
+    let post = |addr: SocketAddr, token: &'static str, session: Option<String>, body: Value| async move {
+        let bearer = format!("Bearer {token}");
+        let mut headers = vec![
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        if let Some(s) = &session {
+            headers.push(("Mcp-Session-Id", s));
+        }
+        exchange(addr, &headers, &body.to_string()).await
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "owners", "version": "0"}}});
+    let opened = post(a_addr, "alice-1", None, init).await;
+    assert!(opened.starts_with("HTTP/1.1 200"), "{opened}");
+    let session = opened
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(a_addr, "alice-1", Some(session.clone()), initialized).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    // Another subject is told the session does not exist, on an instance that has not seen it
+    // yet as on the one that opened it.
+    for addr in [c_addr, a_addr] {
+        let stolen = post(addr, "mallory", Some(session.clone()), list.clone()).await;
+        assert!(stolen.starts_with("HTTP/1.1 404"), "mallory on {addr}: {stolen}");
+    }
+    // Its subject, with another of its tokens, continues it on another instance.
+    let continued = post(b_addr, "alice-2", Some(session.clone()), list.clone()).await;
+    assert!(continued.starts_with("HTTP/1.1 200"), "{continued}");
+    assert!(answer_of(&continued)["result"]["tools"].is_array(), "{continued}");
+    // Once restored there, the session is still refused to another subject.
+    let stolen = post(b_addr, "mallory", Some(session.clone()), list.clone()).await;
+    assert!(stolen.starts_with("HTTP/1.1 404"), "{stolen}");
+    // And on the instance that refused mallory before, alice is served.
+    let continued = post(c_addr, "alice-3", Some(session.clone()), list).await;
+    assert!(continued.starts_with("HTTP/1.1 200"), "{continued}");
+}

@@ -679,8 +679,13 @@ impl Gate {
         #[cfg(feature = "auth")]
         let guard = match &options.auth {
             Some(auth) => Some(
-                super::http_auth::Guard::new(auth.clone(), &options.path, options.max_sessions)
-                    .map_err(ServeError)?,
+                super::http_auth::Guard::new(
+                    auth.clone(),
+                    &options.path,
+                    options.max_sessions,
+                    options.sharing.clone(),
+                )
+                .map_err(ServeError)?,
             ),
             None => None,
         };
@@ -765,7 +770,7 @@ impl Gate {
         if let Some(principal) = principal {
             // A session id is no credential: another subject's request names no session.
             if let (Some(guard), Some(id)) = (&self.guard, &session)
-                && !guard.may_use(id, &principal)
+                && !guard.may_use(id, &principal).await
             {
                 return not_found("Not Found: Session not found");
             }
@@ -986,7 +991,18 @@ impl Gate {
                 #[cfg(feature = "auth")]
                 if let (Some(guard), Some(principal)) = (&self.guard, &principal) {
                     let live = self.manager.sessions.read().await;
-                    guard.opened(id, principal, |id| live.contains_key(id));
+                    if let Err(e) = guard.opened(id, principal, |id| live.contains_key(id)).await {
+                        // A session whose owner no instance could learn would be refused
+                        // everywhere: end it now and say why.
+                        drop(live);
+                        self.forget(&SessionId::from(id)).await;
+                        return jsonrpc_error(
+                            hyper::StatusCode::SERVICE_UNAVAILABLE,
+                            problem.id(),
+                            -32603,
+                            format!("surface-mcp: the session could not be recorded: {e}"),
+                        );
+                    }
                 }
             }
             response

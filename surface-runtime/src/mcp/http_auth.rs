@@ -5,6 +5,7 @@
 //! What a token is worth is [`Auth`]'s to say (`crate::auth`); this module speaks HTTP.
 
 use super::http::{Response, jsonrpc_body};
+use super::http_sessions::{Owner, SessionSharing};
 use crate::Principal;
 use crate::auth::Auth;
 use crate::sync::lock;
@@ -12,9 +13,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::StatusCode;
 use hyper::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use rmcp::transport::streamable_http_server::session::SessionId;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The well-known path of Protected Resource Metadata (RFC 9728 §3).
 const METADATA: &str = "/.well-known/oauth-protected-resource";
@@ -26,13 +28,21 @@ pub(super) struct Guard {
     document: Bytes,
     /// `resource_metadata="…"`, the absolute URL of the metadata.
     metadata_url: String,
-    /// The subject (issuer, subject) each legacy session was opened by.
-    sessions: Mutex<HashMap<String, (String, String)>>,
+    /// The subject (issuer, subject) each legacy session was opened by, as far as this
+    /// instance knows.
+    sessions: Mutex<HashMap<String, Owner>>,
     max_sessions: usize,
+    /// Where every instance records who opened each session, when sessions are shared.
+    sharing: Option<Arc<dyn SessionSharing>>,
 }
 
 impl Guard {
-    pub(super) fn new(auth: Auth, path: &str, max_sessions: usize) -> Result<Guard, String> {
+    pub(super) fn new(
+        auth: Auth,
+        path: &str,
+        max_sessions: usize,
+        sharing: Option<Arc<dyn SessionSharing>>,
+    ) -> Result<Guard, String> {
         if auth.resource().is_empty() {
             return Err(
                 "the authentication has no resource URI: give it one with Auth::with_resource (the metadata and challenges name it)"
@@ -68,6 +78,7 @@ impl Guard {
             auth,
             sessions: Mutex::new(HashMap::new()),
             max_sessions,
+            sharing,
         })
     }
 
@@ -121,24 +132,46 @@ impl Guard {
     }
 
     /// Whether `principal` may use the legacy session `id`: the subject that opened it may
-    /// (with any of its tokens, a step-up one too); anyone else is told it does not exist.
-    pub(super) fn may_use(&self, id: &str, principal: &Principal) -> bool {
-        lock(&self.sessions)
-            .get(id)
-            .is_some_and(|(iss, sub)| *iss == principal.issuer() && *sub == principal.subject())
+    /// (with any of its tokens, a step-up one too); anyone else is told it does not exist. A
+    /// session opened on another instance sharing the sessions is judged by the owner recorded
+    /// there (and then remembered here); without such a record, nobody may.
+    pub(super) async fn may_use(&self, id: &str, principal: &Principal) -> bool {
+        let owns = |(iss, sub): &Owner| *iss == principal.issuer() && *sub == principal.subject();
+        if let Some(owner) = lock(&self.sessions).get(id) {
+            return owns(owner);
+        }
+        let Some(sharing) = &self.sharing else {
+            return false;
+        };
+        match sharing.owner(&SessionId::from(id)).await {
+            Some(owner) if owns(&owner) => {
+                lock(&self.sessions).insert(id.to_owned(), owner);
+                true
+            }
+            _ => false,
+        }
     }
 
-    /// Records that `principal` opened the legacy session `id`.
-    pub(super) fn opened(&self, id: &str, principal: &Principal, live: impl Fn(&str) -> bool) {
+    /// Records that `principal` opened the legacy session `id`, here and, when sessions are
+    /// shared, where every instance finds it — before the session's id reaches its client, so
+    /// no instance can meet the id before its owner is known.
+    pub(super) async fn opened(
+        &self,
+        id: &str,
+        principal: &Principal,
+        live: impl Fn(&str) -> bool,
+    ) -> Result<(), String> {
+        let owner: Owner = (principal.issuer().to_owned(), principal.subject().to_owned());
+        if let Some(sharing) = &self.sharing {
+            sharing.bind(&SessionId::from(id), &owner).await?;
+        }
         let mut sessions = lock(&self.sessions);
         // Sessions rmcp ended (idle) leave their entry: sweep when the table outgrows the cap.
         if sessions.len() >= self.max_sessions {
             sessions.retain(|id, _| live(id));
         }
-        sessions.insert(
-            id.to_owned(),
-            (principal.issuer().to_owned(), principal.subject().to_owned()),
-        );
+        sessions.insert(id.to_owned(), owner);
+        Ok(())
     }
 
     /// Forgets the session `id` (deleted).

@@ -31,7 +31,19 @@ pub trait SessionSharing: Send + Sync + std::fmt::Debug {
     fn closed(&self, id: &SessionId);
     /// The event id a resumption of `id` from `last_event_id` starts after.
     fn resume_from(&self, id: &SessionId, last_event_id: String) -> String;
+    /// Records that the authenticated subject `owner` opened the session `id`, where every
+    /// instance finds it (kept as long as the session's state).
+    fn bind<'a>(&'a self, id: &'a SessionId, owner: &'a Owner) -> Pending<'a, Result<(), String>>;
+    /// Who opened the session `id`, as [`bind`](Self::bind) recorded it; none when no record
+    /// is found (or the backend cannot answer).
+    fn owner<'a>(&'a self, id: &'a SessionId) -> Pending<'a, Option<Owner>>;
 }
+
+/// Who opened a legacy session on a protected endpoint: the issuer and subject of its token.
+pub type Owner = (String, String);
+
+/// A backend's answer to come.
+pub type Pending<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// The session manager the endpoint serves with: the local one, shared when a backend says so.
 pub(crate) struct Sessions {

@@ -28,7 +28,7 @@
 //! tells rmcp there is no stateless event store, which keeps a listen ending with its connection.
 
 use super::{Inner, OP_TIMEOUT};
-use crate::mcp::http_sessions::SessionSharing;
+use crate::mcp::http_sessions::{Owner, Pending, SessionSharing};
 use crate::sync::lock;
 use futures::StreamExt;
 use rmcp::model::ServerJsonRpcMessage;
@@ -387,16 +387,28 @@ impl RedisSessions {
         format!("{}:session:{session}", self.store.prefix())
     }
 
-    /// Pushes the session's expiry back (fire and forget: a lost refresh only shortens it).
+    /// Where the subject that opened the session is kept (beside its state, with its expiry).
+    fn owner_key(&self, session: &str) -> String {
+        format!("{}:session-owner:{session}", self.store.prefix())
+    }
+
+    /// Pushes the expiry of the session's state and owner back (fire and forget: a lost
+    /// refresh only shortens them).
     fn touch(&self, session: &str) {
         let mut con = self.store.con();
-        let key = self.key(session);
+        let ttl = SESSION_TTL.as_millis() as u64;
+        let mut refresh = redis::pipe();
+        refresh
+            .cmd("PEXPIRE")
+            .arg(self.key(session))
+            .arg(ttl)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(self.owner_key(session))
+            .arg(ttl)
+            .ignore();
         self.store.handle.spawn(async move {
-            let _: redis::RedisResult<i64> = redis::cmd("PEXPIRE")
-                .arg(key)
-                .arg(SESSION_TTL.as_millis() as u64)
-                .query_async(&mut con)
-                .await;
+            let _: redis::RedisResult<()> = refresh.query_async(&mut con).await;
         });
     }
 }
@@ -440,9 +452,13 @@ impl SessionStore for RedisSessions {
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         let mut con = self.store.con();
-        let key = self.key(session_id);
+        let (key, owner) = (self.key(session_id), self.owner_key(session_id));
         on_store(&self.store, async move {
-            redis::cmd("DEL").arg(key).query_async::<()>(&mut con).await
+            redis::cmd("DEL")
+                .arg(key)
+                .arg(owner)
+                .query_async::<()>(&mut con)
+                .await
         })
         .await?;
         Ok(())
@@ -524,6 +540,42 @@ impl SessionSharing for SharedSessions {
 
     fn closed(&self, id: &SessionId) {
         lock(&self.touched).remove(id);
+    }
+
+    fn bind<'a>(&'a self, id: &'a SessionId, owner: &'a Owner) -> Pending<'a, Result<(), String>> {
+        Box::pin(async move {
+            let body = serde_json::to_string(owner).map_err(|e| e.to_string())?;
+            let mut con = self.store.con();
+            let key = self.sessions.owner_key(id);
+            on_store(&self.store, async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg(body)
+                    .arg("PX")
+                    .arg(SESSION_TTL.as_millis() as u64)
+                    .query_async::<()>(&mut con)
+                    .await
+            })
+            .await
+        })
+    }
+
+    fn owner<'a>(&'a self, id: &'a SessionId) -> Pending<'a, Option<Owner>> {
+        Box::pin(async move {
+            let mut con = self.store.con();
+            let key = self.sessions.owner_key(id);
+            let raw: Option<String> = on_store(&self.store, async move {
+                redis::cmd("GETEX")
+                    .arg(key)
+                    .arg("PX")
+                    .arg(SESSION_TTL.as_millis() as u64)
+                    .query_async(&mut con)
+                    .await
+            })
+            .await
+            .ok()?;
+            serde_json::from_str(&raw?).ok()
+        })
     }
 
     /// Replays from Redis. rmcp primes a session's standalone stream with the id `0`, before
