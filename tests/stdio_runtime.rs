@@ -68,7 +68,7 @@ fn where_the_child_serves(test: &str, mode: &str) -> Vec<String> {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |v: Value| {
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| {
         writeln!(stdin, "{v}").unwrap();
         stdin.flush().unwrap();
     };
@@ -102,8 +102,11 @@ fn where_the_child_serves(test: &str, mode: &str) -> Vec<String> {
     });
     let mut seen = Vec::new();
     for id in 1..=2 {
-        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "probe_where", "arguments": {}, "_meta": meta}}));
+        send(
+            &mut stdin,
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "probe_where", "arguments": {}, "_meta": meta}}),
+        );
         let v = answer(id);
         seen.push(
             v["result"]["structuredContent"]["value"]
@@ -112,7 +115,6 @@ fn where_the_child_serves(test: &str, mode: &str) -> Vec<String> {
                 .to_owned(),
         );
     }
-    drop(send);
     drop(stdin);
     let status = child.wait().unwrap();
     waited.store(true, std::sync::atomic::Ordering::SeqCst);

@@ -294,7 +294,7 @@ mod tests {
     fn metadata_lives_at_both_paths() {
         let auth =
             Auth::jwt("http://issuer.example", "http://ops.example/mcp").scopes_supported(["ops.read"]);
-        let guard = Guard::new(auth, "/mcp", 10).unwrap();
+        let guard = Guard::new(auth, "/mcp", 10, None).unwrap();
         assert_eq!(
             guard.metadata_url,
             "http://ops.example/.well-known/oauth-protected-resource/mcp"
@@ -326,7 +326,7 @@ mod tests {
                 Err(crate::auth::Refusal::new("no"))
             }
         }
-        let e = Guard::new(Auth::custom(No), "/mcp", 10).err().unwrap();
+        let e = Guard::new(Auth::custom(No), "/mcp", 10, None).err().unwrap();
         assert!(e.contains("Auth::with_resource"), "{e}");
     }
 }
