@@ -11,7 +11,9 @@
 //! endpoint (`served.http_service()`), which see the HTTP request instead.
 //!
 //! The face-neutral part lives here; `McpServer::layer` applies layers to every call on every
-//! MCP transport (stdio, Streamable HTTP, in memory, their fast paths alike).
+//! MCP transport (stdio, Streamable HTTP, in memory, their fast paths alike), and
+//! `WireOptions::layer` to every call on the wire face (the daemon a CLI dials). One layer
+//! value serves both: a call is named as MCP names its tool (`proc_kill`) on each.
 
 use crate::Principal;
 use serde_json::{Map, Value};
@@ -107,18 +109,18 @@ pub trait CallLayer: Send + Sync + 'static {
 }
 
 /// Layers in the order they were added.
-#[cfg(feature = "mcp")]
+#[cfg(any(feature = "mcp", feature = "wire"))]
 #[derive(Clone, Default)]
 pub(crate) struct Layers(Vec<std::sync::Arc<dyn CallLayer>>);
 
-#[cfg(feature = "mcp")]
+#[cfg(any(feature = "mcp", feature = "wire"))]
 impl std::fmt::Debug for Layers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} call layers", self.0.len())
     }
 }
 
-#[cfg(feature = "mcp")]
+#[cfg(any(feature = "mcp", feature = "wire"))]
 impl Layers {
     pub(crate) fn push(&mut self, layer: impl CallLayer) {
         self.0.push(std::sync::Arc::new(layer));

@@ -20,6 +20,7 @@ use crate::batch::{BATCH, write_batches};
 use crate::context::{LogLevel, Reporter, ToolContext};
 use crate::expose::{ErasedExpose, Expose, Exposure};
 use crate::failure::{Failure, FailureKind};
+use crate::layer::CallInfo;
 use crate::surface::Surface;
 use crate::sync::lock;
 use futures::StreamExt;
@@ -58,6 +59,7 @@ pub struct WireOptions {
     accept_backoff: Duration,
     grants: BTreeMap<u32, Vec<String>>,
     audit: Audit,
+    layers: crate::layer::Layers,
 }
 
 impl Default for WireOptions {
@@ -70,6 +72,7 @@ impl Default for WireOptions {
             accept_backoff: Self::DEFAULT_ACCEPT_BACKOFF,
             grants: BTreeMap::new(),
             audit: Audit::Off,
+            layers: crate::layer::Layers::default(),
         }
     }
 }
@@ -169,6 +172,32 @@ impl WireOptions {
     /// Default [`Audit::Off`].
     pub fn audit(mut self, audit: Audit) -> Self {
         self.audit = audit;
+        self
+    }
+
+    /// Adds a [`CallLayer`](crate::layer::CallLayer): every procedure call on the wire passes
+    /// it before it runs (layers in the order added); one it refuses answers the caller the
+    /// layer's sentence as a refusal, and the procedure never runs. The layer sees the call as
+    /// the MCP face names it (`proc_kill` for `"proc.kill"`) and the caller's principal
+    /// (`uid:<n>` on a socket), so the layer an `McpServer` takes works here unchanged.
+    ///
+    /// ```
+    /// use surface_runtime::layer::{CallInfo, CallLayer};
+    /// use surface_runtime::wire::WireOptions;
+    /// struct NoKills;
+    /// impl CallLayer for NoKills {
+    ///     fn admit(&self, call: &CallInfo<'_>) -> Result<(), String> {
+    ///         match call.tool() {
+    ///             "proc_kill" => Err("kills are paused during the freeze".into()),
+    ///             _ => Ok(()),
+    ///         }
+    ///     }
+    /// }
+    /// let options = WireOptions::default().layer(NoKills);
+    /// # let _ = options;
+    /// ```
+    pub fn layer(mut self, layer: impl crate::layer::CallLayer) -> Self {
+        self.layers.push(layer);
         self
     }
 
@@ -691,6 +720,14 @@ async fn handle<S: Surface>(surface: &Arc<S>, connection: &Connection, frame: Re
         Request::ReadItem { member, item } => resource(&member).and_then(|m| m.read_item(&item)),
         Request::Call { procedure, input } => match expose.get(&procedure) {
             Some(Exposure::Tool { mutates }) if reached(&procedure, is_tool) => {
+                if !options.layers.is_empty() {
+                    // Named as the MCP face names the procedure's tool: one layer, every face.
+                    let tool = procedure.replace('.', "_");
+                    let call = CallInfo::new(&tool, Some(principal), input.as_object());
+                    if let Err(refusal) = options.layers.admit(&call) {
+                        return Some(Reply::Err(Failure::new(FailureKind::Refused, refusal)));
+                    }
+                }
                 let audited = Audited::start(options.audit, mutates, || input.to_string());
                 let reporter = Arc::new(CallProgress {
                     tx: tx.clone(),
