@@ -67,6 +67,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "wire")]
+use crate::bundle::link;
 use crate::dispatch::{CellClient, CollectionClient, Dispatch, EventClient, StreamClient};
 use crate::failure::{Failure, FailureKind, IntoFailure};
 use crate::member::{
@@ -75,16 +77,14 @@ use crate::member::{
 };
 use crate::spec::MemberKind;
 use crate::surface::SurfaceClient;
+use crate::sync::OnDrop;
 use futures::{FutureExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::task::JoinHandle;
-
-#[cfg(feature = "wire")]
-mod redial;
 
 /// A member nobody may write: a derived member of a projected surface (`#[cell(derived)]`),
 /// and the typed client of one (`client.load()` on B's client).
@@ -336,17 +336,6 @@ impl IntoFailure for Relayed {
     }
 }
 
-/// Closes a dialled connection when the last [`Source`] over it is dropped.
-struct Link(Mutex<Option<Box<dyn FnOnce() + Send + Sync>>>);
-
-impl Drop for Link {
-    fn drop(&mut self) {
-        if let Some(dispose) = crate::sync::lock(&self.0).take() {
-            dispose();
-        }
-    }
-}
-
 /// A live client of the surface being projected (A), and the builder of derived members
 /// over it. Cheap to clone; keep one in the projected surface (as private state) for the
 /// procedures it passes through.
@@ -356,14 +345,15 @@ impl Drop for Link {
 /// when the last clone of the source is dropped).
 pub struct Source<C> {
     client: C,
-    _link: Arc<Link>,
+    /// Closes a dialled connection when the last clone of the source is dropped.
+    _dispose: Arc<OnDrop>,
 }
 
 impl<C: Clone> Clone for Source<C> {
     fn clone(&self) -> Self {
         Source {
             client: self.client.clone(),
-            _link: self._link.clone(),
+            _dispose: self._dispose.clone(),
         }
     }
 }
@@ -417,7 +407,7 @@ impl<C: SurfaceClient> Source<C> {
     pub fn owned(client: C, dispose: impl FnOnce() + Send + Sync + 'static) -> Self {
         Source {
             client,
-            _link: Arc::new(Link(Mutex::new(Some(Box::new(dispose))))),
+            _dispose: Arc::new(OnDrop::new(Some(Box::new(dispose)))),
         }
     }
 
@@ -450,16 +440,15 @@ impl<C: SurfaceClient> Source<C> {
     {
         let connect = |connection: crate::wire::OwnedConnection<C>| {
             let (client, dispose, closed) = connection.into_parts();
-            redial::Connected {
-                dispatch: client.dispatch().clone(),
-                closed,
-                dispose,
-            }
+            let core = Some(client.dispatch().clone());
+            let bundle = crate::bundle::BundleClient::from_dispatches(core, BTreeMap::new());
+            link::Connection::new(bundle, Some(closed), Some(dispose))
         };
         let first = connect(dial().await?);
-        let spec = first.dispatch.spec();
-        let again: redial::Dial = Box::new(move || dial().map(move |c| c.map(connect)).boxed());
-        let dispatch = redial::Redial::new(spec, first, again);
+        let spec = first.bundle.dispatch_for(None)?.spec();
+        let again: link::Dial = Box::new(move || dial().map(move |c| c.map(connect)).boxed());
+        let link = link::Link::over(link::Redial::Backoff, first, again);
+        let dispatch = link::LinkedDispatch::new(spec, None, link);
         Ok(Source::new(C::from_dispatch(Arc::new(dispatch))))
     }
 

@@ -3,7 +3,7 @@
 //! A panic while a lock is held poisons it; every lock in this crate guards a value that stays
 //! consistent between statements (a table, a map of watches, a member's value), so the value
 //! is served as it was last written rather than letting one panicking handler take the whole
-//! face down with it.
+//! face down with it. [`OnDrop`] runs a connection's closer once, whoever drops it last.
 
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -23,9 +23,28 @@ pub(crate) fn write<T: ?Sized>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 }
 
 /// The value of a lock this caller owns outright, recovering it if a panic poisoned it.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // its callers are the MCP face and the store
 pub(crate) fn get_mut<T: ?Sized>(m: &mut Mutex<T>) -> &mut T {
     m.get_mut().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What closes a connection: run once.
+pub(crate) type Dispose = Box<dyn FnOnce() + Send + Sync>;
+
+/// Runs what it holds once, when dropped: the end of a connection nobody holds any more.
+pub(crate) struct OnDrop(Mutex<Option<Dispose>>);
+
+impl OnDrop {
+    pub(crate) fn new(dispose: Option<Dispose>) -> Self {
+        OnDrop(Mutex::new(dispose))
+    }
+}
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        if let Some(dispose) = get_mut(&mut self.0).take() {
+            dispose();
+        }
+    }
 }
 
 #[cfg(test)]

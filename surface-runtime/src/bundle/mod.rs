@@ -1,6 +1,8 @@
 //! What a rooted bundle is made of: a core, keyed siblings, bundle-root tools, and the
 //! clients a face dispatches over.
 
+#[cfg(any(feature = "mcp", feature = "wire"))]
+pub(crate) mod link;
 mod roster;
 
 pub use roster::Roster;

@@ -55,10 +55,11 @@ mod progress;
 
 use crate::audit::{Audit, Audited};
 use crate::blocks::{Block, EmbeddedBody, OkContent};
+use crate::bundle::link::{Connection, Dial, Link, LinkedDispatch, Redial};
 use crate::bundle::{BundleClient, Member, OwnedBundle, Roster, Siblings};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
-use crate::member::{Change, ChangeStream, Write};
+use crate::member::{Change, ChangeStream};
 use crate::schema;
 use crate::scopes::listed;
 use crate::spec::{MemberKind, SurfaceSpec};
@@ -762,7 +763,7 @@ impl BuiltCli {
         &self,
         row: &MemberRow,
         sub: &ArgMatches,
-        link: &Link,
+        link: &Reach,
         timeout: Duration,
         out: &Out,
     ) -> Result<u8, Stop> {
@@ -898,7 +899,7 @@ impl BuiltCli {
         let answer = progress::drawn(timeout(matches), |cancel| target.run(&bundle, value, cancel))
             .await
             .unwrap_or_else(|| Err(timed_out(timeout(matches))))
-            .map_err(|f| link.0.judge(f));
+            .map_err(|f| link.judge(f));
         if let Some(audited) = audited {
             audited.answered(Some(&invoker()), &tool.row.name, &answer);
         }
@@ -980,25 +981,51 @@ impl BuiltCli {
         }
     }
 
-    /// The connection this invocation uses: in-process, or `--socket PATH` dialled on first use.
-    fn link(&self, matches: &ArgMatches, caller: &Caller) -> Result<Link, Stop> {
+    /// The connection this invocation uses: in-process, or `--socket PATH` dialled on first
+    /// use — once: a command that fails its local checks dials nothing, and a bespoke tool
+    /// decodes its input before its client dials.
+    fn link(&self, matches: &ArgMatches, caller: &Caller) -> Result<Reach, Stop> {
         let socket = self.socket.as_ref().and_then(|f| {
             matches
                 .get_one::<PathBuf>("socket")
                 .map(|p| (f.clone(), p.clone()))
         });
-        let reach = match (socket, &self.local) {
-            (Some((dial, path)), _) => Reach::Dial(dial, path, caller.dial_options()),
-            (None, Some(local)) => Reach::Local(local.clone()),
+        let dial: Dial = match (socket, &self.local) {
+            (Some((dial, path)), _) => {
+                let (options, limit) = (caller.dial_options(), timeout(matches));
+                Box::new(move || {
+                    let answer = tokio::time::timeout(limit, dial(path.clone(), options.clone()));
+                    let path = path.clone();
+                    Box::pin(async move {
+                        match answer.await {
+                            Ok(Ok(mut owned)) => {
+                                let dispose = owned.dispose.take();
+                                Ok(Connection::new(owned.bundle.clone(), None, dispose))
+                            }
+                            // The daemon refused this caller (a uid it does not grant): its sentence.
+                            Ok(Err(e)) if e.kind == FailureKind::Refused => Err(e),
+                            Ok(Err(e)) => Err(unreachable(&path, &e.message)),
+                            Err(_) => Err(unreachable(
+                                &path,
+                                &format!("no greeting within {} s", limit.as_secs()),
+                            )),
+                        }
+                    })
+                })
+            }
+            (None, Some(local)) => {
+                let local = local.clone();
+                Box::new(move || {
+                    let bundle = local();
+                    Box::pin(async move { Ok(Connection::new(bundle, None, None)) })
+                })
+            }
             (None, None) => return Err(usage("no served surface to reach: pass --socket PATH".to_owned())),
         };
-        Ok(Link(Arc::new(Connector {
-            reach,
-            timeout: timeout(matches),
-            slot: tokio::sync::OnceCell::new(),
+        Ok(Reach {
+            link: Link::new(Redial::Once, dial),
             specs: self.specs.clone(),
-            lost: std::sync::OnceLock::new(),
-        })))
+        })
     }
 }
 
@@ -1201,95 +1228,6 @@ impl Out {
     }
 }
 
-enum Reach {
-    Local(LocalFactory),
-    Dial(SocketFactory, PathBuf, DialOptions),
-}
-
-/// Opens the connection once, on first use: a command that fails its local checks dials
-/// nothing, and a bespoke tool decodes its input before its client dials.
-struct Connector {
-    reach: Reach,
-    timeout: Duration,
-    slot: tokio::sync::OnceCell<Result<Connected, Failure>>,
-    specs: Vec<(Option<String>, &'static SurfaceSpec)>,
-    /// The first failure to reach the served side, whatever a bespoke tool then made of it
-    /// (its `?` turns it into its own error): the command could not reach, and says so.
-    lost: std::sync::OnceLock<Failure>,
-}
-
-struct Connected {
-    bundle: BundleClient,
-    dispose: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-impl Drop for Connected {
-    fn drop(&mut self) {
-        if let Some(d) = self.dispose.take() {
-            d();
-        }
-    }
-}
-
-impl Connector {
-    async fn bundle(&self) -> Result<&BundleClient, Failure> {
-        let connected = self
-            .slot
-            .get_or_init(|| async {
-                match &self.reach {
-                    Reach::Local(f) => Ok(Connected {
-                        bundle: f(),
-                        dispose: None,
-                    }),
-                    Reach::Dial(dial, path, options) => {
-                        match tokio::time::timeout(self.timeout, dial(path.clone(), options.clone())).await {
-                            Ok(Ok(owned)) => Ok(Connected {
-                                bundle: owned.bundle.clone(),
-                                dispose: owned_dispose(owned),
-                            }),
-                            // The daemon refused this caller (a uid it does not grant): its sentence.
-                            Ok(Err(e)) if e.kind == FailureKind::Refused => Err(e),
-                            Ok(Err(e)) => Err(unreachable(path, &e.message)),
-                            Err(_) => Err(unreachable(
-                                path,
-                                &format!("no greeting within {} s", self.timeout.as_secs()),
-                            )),
-                        }
-                    }
-                }
-            })
-            .await;
-        connected.as_ref().map(|c| &c.bundle).map_err(Clone::clone)
-    }
-
-    async fn dispatch(&self, owner: Option<&str>) -> Result<Arc<dyn Dispatch>, Failure> {
-        self.bundle().await?.dispatch_for(owner)
-    }
-
-    /// `answer`, noting a failure to reach the served side.
-    fn heard<T>(&self, answer: Result<T, Failure>) -> Result<T, Failure> {
-        if let Err(f) = &answer
-            && matches!(f.kind, FailureKind::Transport { .. })
-        {
-            let _ = self.lost.set(f.clone());
-        }
-        answer
-    }
-
-    /// A tool's failure as the command reports it: the served side unreachable if it was, so
-    /// "cannot reach" exits the same for every command.
-    fn judge(&self, f: Failure) -> Failure {
-        match self.lost.get() {
-            Some(lost) if !matches!(f.kind, FailureKind::Transport { .. }) => lost.clone(),
-            _ => f,
-        }
-    }
-}
-
-fn owned_dispose(mut owned: OwnedBundle) -> Option<Box<dyn FnOnce() + Send + Sync>> {
-    owned.dispose.take()
-}
-
 fn unreachable(path: &Path, why: &str) -> Failure {
     Failure::new(
         FailureKind::Transport {
@@ -1302,30 +1240,38 @@ fn unreachable(path: &Path, why: &str) -> Failure {
     )
 }
 
-#[derive(Clone)]
-struct Link(Arc<Connector>);
+/// What one invocation reaches: the surfaces of the roster over one link, dialled once.
+struct Reach {
+    link: Arc<Link>,
+    specs: Vec<(Option<String>, &'static SurfaceSpec)>,
+}
 
-impl Link {
-    /// A bundle of lazy dispatches: each dials (once, shared) on its first request.
+impl Reach {
+    /// A bundle of dispatches over the link: the first request of any dials (once, shared).
     fn bundle(&self) -> BundleClient {
-        let lazy = |owner: Option<String>, spec| -> Arc<dyn Dispatch> {
-            Arc::new(LazyDispatch {
-                spec,
-                owner,
-                connector: self.0.clone(),
-            })
-        };
         let mut core = None;
         let mut siblings = BTreeMap::new();
-        for (owner, spec) in &self.0.specs {
+        for (owner, spec) in &self.specs {
+            let dispatch: Arc<dyn Dispatch> =
+                Arc::new(LinkedDispatch::new(spec, owner.clone(), self.link.clone()));
             match owner {
-                None => core = Some(lazy(None, *spec)),
+                None => core = Some(dispatch),
                 Some(k) => {
-                    siblings.insert(k.clone(), lazy(Some(k.clone()), *spec));
+                    siblings.insert(k.clone(), dispatch);
                 }
             }
         }
         BundleClient::from_dispatches(core, siblings)
+    }
+
+    /// A tool's failure as the command reports it: the served side unreachable if it was
+    /// (whatever a bespoke tool's `?` made of that), so "cannot reach" exits the same for
+    /// every command.
+    fn judge(&self, f: Failure) -> Failure {
+        match self.link.lost() {
+            Some(lost) if !matches!(f.kind, FailureKind::Transport { .. }) => lost.clone(),
+            _ => f,
+        }
     }
 
     /// One request to `row`'s surface, bounded by `timeout`; a failure is printed and stops.
@@ -1335,7 +1281,7 @@ impl Link {
         Fut: std::future::Future<Output = Result<T, Failure>>,
     {
         let run = async {
-            let dispatch = self.0.dispatch(row.owner.as_deref()).await?;
+            let dispatch = self.link.get().await?.bundle.dispatch_for(row.owner.as_deref())?;
             request(dispatch).await
         };
         match tokio::time::timeout(timeout, run).await {
@@ -1343,54 +1289,6 @@ impl Link {
             Ok(Err(f)) => Err(refuse(&f)),
             Err(_) => Err(refuse(&timed_out(timeout))),
         }
-    }
-}
-
-struct LazyDispatch {
-    spec: &'static SurfaceSpec,
-    owner: Option<String>,
-    connector: Arc<Connector>,
-}
-
-impl LazyDispatch {
-    async fn dispatch(&self) -> Result<Arc<dyn Dispatch>, Failure> {
-        self.connector.dispatch(self.owner.as_deref()).await
-    }
-}
-
-impl Dispatch for LazyDispatch {
-    fn spec(&self) -> &'static SurfaceSpec {
-        self.spec
-    }
-    fn read<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
-        Box::pin(async move {
-            let answer = async { self.dispatch().await?.read(member).await };
-            self.connector.heard(answer.await)
-        })
-    }
-    fn read_item<'a>(&'a self, member: &'a str, id: &'a str) -> BoxFuture<'a, Result<Value, Failure>> {
-        Box::pin(async move {
-            let answer = async { self.dispatch().await?.read_item(member, id).await };
-            self.connector.heard(answer.await)
-        })
-    }
-    fn write<'a>(&'a self, member: &'a str, write: Write) -> BoxFuture<'a, Result<(), Failure>> {
-        Box::pin(async move {
-            let answer = async { self.dispatch().await?.write(member, write).await };
-            self.connector.heard(answer.await)
-        })
-    }
-    fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
-        Box::pin(async move {
-            let answer = async { self.dispatch().await?.watch(member).await };
-            self.connector.heard(answer.await)
-        })
-    }
-    fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
-        Box::pin(async move {
-            let answer = async { self.dispatch().await?.call(procedure, input).await };
-            self.connector.heard(answer.await)
-        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! What the builder fixes before serving: the `instructions`, how a generation gets its
 //! clients, the capabilities announced, and the bounds a session is held to.
 
-use super::link::Link;
+use super::clients::Clients;
 use super::transport::Limits;
 pub use super::transport::{CLOSE_STALL, MAX_IN_FLIGHT, MAX_LINE};
 use crate::bundle::{BundleClient, DialFactory};
@@ -109,10 +109,10 @@ pub(crate) enum Factory {
 impl Factory {
     /// The link one generation reads through: fixed clients, or a memoised dial that ends
     /// when the server closes.
-    pub(crate) fn link(&self, closed: &CancellationToken) -> Link {
+    pub(crate) fn link(&self, closed: &CancellationToken) -> Clients {
         match self {
-            Factory::Bare(f) => Link::Fixed(f()),
-            Factory::Dial(f) => Link::dialed(f.clone(), closed.clone()),
+            Factory::Bare(f) => Clients::Fixed(f()),
+            Factory::Dial(f) => Clients::bridged(f.clone(), closed.clone()),
         }
     }
 }

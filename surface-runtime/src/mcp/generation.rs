@@ -5,8 +5,8 @@
 //! and the bundle of clients it dispatches over. A refused composition changes nothing: the
 //! caller keeps serving the generation it had.
 
+use super::clients::Clients;
 use super::content;
-use super::link::Link;
 use crate::bundle::RosterParts;
 use crate::bundle::{Member, RootTools, Siblings};
 use crate::expose::Exposure;
@@ -66,7 +66,7 @@ pub(crate) struct TemplateEntry {
 /// One served roster, immutable once built.
 pub(crate) struct Generation {
     pub siblings: Siblings,
-    pub link: Link,
+    pub link: Clients,
     pub tools: HashMap<String, ToolEntry>,
     pub resources: HashMap<String, ResourceEntry>,
     /// Every collection's item template (`surface://collections/[t/]<k>/{id}` unless declared).
@@ -105,7 +105,7 @@ pub(crate) struct Fixed {
 pub(crate) fn compose(
     fixed: &Fixed,
     siblings: Siblings,
-    link: impl FnOnce() -> Link,
+    link: impl FnOnce() -> Clients,
 ) -> Result<Generation, CompositionError> {
     let roster = RosterParts {
         core: fixed.core.as_ref(),

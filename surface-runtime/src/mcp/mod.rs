@@ -24,6 +24,7 @@
 
 mod apps;
 mod asking;
+mod clients;
 mod completion;
 mod config;
 mod content;
@@ -46,7 +47,6 @@ mod http_direct;
 #[cfg(feature = "http")]
 pub(crate) mod http_sessions;
 mod hub;
-mod link;
 pub mod observe;
 mod prompts;
 mod reach;
@@ -67,13 +67,13 @@ pub use crate::bundle::{BundleClient, Member, RootTools, Roster, Siblings};
 pub use crate::bundle::{DialFactory, OwnedBundle};
 pub use crate::table::{resource_uri, scoped_tool_name};
 pub use crate::tool::StaticTool;
+pub use clients::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use config::{
     ASK_TIMEOUT, CLOSE_STALL, ClientFactory, Instructions, MAX_IN_FLIGHT, MAX_LINE, MAX_SUBSCRIPTIONS,
 };
 pub use generation::CompositionError;
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer, HttpService};
-pub use link::{BORN_DEAD_DIALS, BORN_DEAD_WINDOW};
 pub use results::{BRAND, branded, normalize};
 pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings};
 
