@@ -1,6 +1,8 @@
 //! `expose!`: the default-deny expose map of one surface, checked at compile time.
 //!
-//! Accepts `expose!(Surface { key: resource, "ns.verb": tool | tool(mutates) | tool(read_only), … })`.
+//! Accepts `expose!(Surface { key: resource, "ns.verb": tool | tool(mutates) | tool(read_only), … })`,
+//! and `task` (or `task = required`) among a tool's words: the procedure's calls may run as MCP
+//! tasks, as `#[tool(task)]` makes a bespoke tool's.
 //! Pipeline: [`parse`](ExposeInput::parse) (a sentence for every malformed shape) → validate
 //! what this macro sees alone (duplicate keys, exposure words, and the kind: a bare key is a
 //! member and only a resource, a quoted `"ns.verb"` is a procedure and only a tool) → expand.
@@ -26,7 +28,10 @@ use syn::parse::{Parse, ParseStream};
 use syn::{Ident, Path, Token, parenthesized};
 
 const EXPOSURES: &[&str] = &["resource", "tool"];
-const TOOL_WORDS: &[&str] = &["mutates", "read_only"];
+const TOOL_WORDS: &[&str] = &["mutates", "read_only", "task"];
+/// What `task = …` may say.
+const TASK_FORM: &str =
+    "write `task` (a task for clients that support MCP tasks, inline for others) or `task = required`";
 /// The whole form, for messages about its shape.
 const FORM: &str = "write `expose!(Ops { load: resource, \"proc.kill\": tool(mutates) })`";
 
@@ -42,6 +47,8 @@ struct Entry {
     tool_word: Option<Ident>,
     /// `scope = name`: the declared scope a caller needs.
     scope: Option<Ident>,
+    /// `task` (false) or `task = required` (true), at the word `task`.
+    task: Option<(Ident, bool)>,
 }
 
 impl Entry {
@@ -111,7 +118,7 @@ impl Parse for Entry {
                 "expected `resource`, `tool`, `tool(mutates)` or `tool(read_only)`",
             )
         })?;
-        let (mut tool_word, mut scope) = (None, None);
+        let (mut tool_word, mut scope, mut task) = (None, None, None);
         if input.peek(syn::token::Paren) {
             let inner;
             let parens = parenthesized!(inner in input);
@@ -139,6 +146,27 @@ impl Parse for Entry {
                     if scope.replace(name).is_some() {
                         return Err(syn::Error::new(item.span(), "one `scope =` per entry"));
                     }
+                } else if item == "task" {
+                    let required = if inner.peek(Token![=]) {
+                        let eq: Token![=] = inner.parse()?;
+                        let value: syn::Expr = inner.parse()?;
+                        if !matches!(&value, syn::Expr::Path(p) if p.path.is_ident("required")) {
+                            return Err(syn::Error::new_spanned(
+                                quote::quote!(#item #eq #value),
+                                TASK_FORM,
+                            ));
+                        }
+                        true
+                    } else {
+                        false
+                    };
+                    if task.is_some() {
+                        return Err(syn::Error::new(
+                            item.span(),
+                            "one `task` per entry: remove this one",
+                        ));
+                    }
+                    task = Some((item, required));
                 } else if inner.peek(Token![=]) {
                     // `tool(mutates = true)`: the words are flags.
                     let eq: Token![=] = inner.parse()?;
@@ -154,6 +182,12 @@ impl Parse for Entry {
                     return Err(syn::Error::new_spanned(
                         quote::quote!(#item #eq #value),
                         format!("`{item}` is a flag: write `{word}({flag})`"),
+                    ));
+                } else if tool_word.is_some() && word == "tool" && item != "mutates" && item != "read_only" {
+                    // A second word that is no word of `tool(…)`: a misspelling (of `task`, say).
+                    return Err(syn::Error::new(
+                        item.span(),
+                        unknown_word(&item.to_string(), "`tool(…)`", TOOL_WORDS),
                     ));
                 } else if tool_word.is_some() {
                     return Err(syn::Error::new(
@@ -174,6 +208,7 @@ impl Parse for Entry {
             word,
             tool_word,
             scope,
+            task,
         })
     }
 }
@@ -214,7 +249,14 @@ pub fn expand(input: ExposeInput) -> TokenStream {
             }
             None => quote!(::core::option::Option::None),
         };
-        entries.push(quote!(::surface::ExposeEntry { key: #key, exposure: #exposure, scope: #scope }));
+        let task = match entry.task {
+            None => quote!(::surface::TaskSupport::Never),
+            Some((_, false)) => quote!(::surface::TaskSupport::Optional),
+            Some((_, true)) => quote!(::surface::TaskSupport::Required),
+        };
+        entries.push(
+            quote!(::surface::ExposeEntry { key: #key, exposure: #exposure, scope: #scope, task: #task }),
+        );
         if entry.is_unquoted_tool() {
             checks.push(unquoted_tool_checks(entry));
         } else {
@@ -287,6 +329,18 @@ pub fn expand(input: ExposeInput) -> TokenStream {
 /// The exposure an entry asks for, or `None` after reporting why it cannot have it.
 fn exposure(entry: &Entry, errors: &mut Errors) -> Option<TokenStream> {
     let key = &entry.key;
+    if let Some((task, _)) = &entry.task
+        && entry.word != "tool"
+    {
+        errors.at(
+            task,
+            format!(
+                "only a tool runs as a task: a `{}` is not called — remove `task`, or expose a procedure as `\"ns.verb\": tool(task)`",
+                entry.word
+            ),
+        );
+        return None;
+    }
     match (entry.word.to_string().as_str(), &entry.tool_word) {
         ("resource", _) if entry.is_procedure() => errors.at(
             &entry.word,
@@ -304,7 +358,7 @@ fn exposure(entry: &Entry, errors: &mut Errors) -> Option<TokenStream> {
             "`resource` takes only `mirror`: write `resource` or `resource(mirror)`",
         ),
         ("tool", None) => return Some(quote!(::surface::Exposure::Tool { mutates: true })),
-        ("tool", Some(w)) if TOOL_WORDS.iter().any(|t| w == t) => {
+        ("tool", Some(w)) if w == "mutates" || w == "read_only" => {
             let mutates = w == "mutates";
             return Some(quote!(::surface::Exposure::Tool { mutates: #mutates }));
         }

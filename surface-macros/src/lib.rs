@@ -181,7 +181,10 @@ pub fn skill(input: TokenStream) -> TokenStream {
     }
 }
 
-/// Builds the expose map of one surface, checked against its spec at compile time.
+/// Builds the expose map of one surface, checked against its spec at compile time:
+/// `expose!(Ops { load: resource, "proc.kill": tool(mutates, scope = admin) })`. A procedure's
+/// words are `mutates` or `read_only`, `scope = name`, and `task` (or `task = required`): its
+/// calls may run as MCP tasks, as `#[tool(task)]` makes a bespoke tool's.
 #[proc_macro]
 pub fn expose(input: TokenStream) -> TokenStream {
     match syn::parse::<expose::ExposeInput>(input) {

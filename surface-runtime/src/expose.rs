@@ -29,6 +29,10 @@ pub struct ExposeEntry {
     /// The wire string of the scope a caller needs to reach it (`expose!`'s `scope = …`);
     /// `None`: every caller that reaches the face.
     pub scope: Option<&'static str>,
+    /// Whether a procedure's calls may run as MCP tasks (`tool(task)`, `tool(task = required)`):
+    /// as for a bespoke `#[tool(task)]`. [`TaskSupport::Never`](crate::TaskSupport::Never) for
+    /// a resource.
+    pub task: crate::tool::TaskSupport,
 }
 
 /// The expose map of surface `S`: only what it names reaches an agent.

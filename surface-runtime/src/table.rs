@@ -244,7 +244,7 @@ fn member_rows(sibling: Option<&str>, member: &Member) -> Vec<ToolRow> {
                 input,
                 view: None,
                 mutates,
-                task: crate::tool::TaskSupport::Never,
+                task: entry.task,
                 scope: member.expose.scope_of(entry.key),
             },
         });

@@ -299,11 +299,11 @@ pub const fn scope_problem(surface: &str, declared: &[&str], name: &str) -> Opti
 /// the keys the map exposes as that kind.
 ///
 /// ```
-/// # use surface_runtime::{ExposeEntry, Exposure};
+/// # use surface_runtime::{ExposeEntry, Exposure, TaskSupport};
 /// # use surface_runtime::__private::keys::exposed_problem;
 /// const ENTRIES: &[ExposeEntry] = &[
-///     ExposeEntry { key: "load", exposure: Exposure::Resource, scope: None },
-///     ExposeEntry { key: "proc.kill", exposure: Exposure::Tool { mutates: true }, scope: None },
+///     ExposeEntry { key: "load", exposure: Exposure::Resource, scope: None, task: TaskSupport::Never },
+///     ExposeEntry { key: "proc.kill", exposure: Exposure::Tool { mutates: true }, scope: None, task: TaskSupport::Never },
 /// ];
 /// assert!(exposed_problem("EXPOSE", ENTRIES, "proc.kill", true).is_none());
 /// let why = exposed_problem("EXPOSE", ENTRIES, "proc.kil", true).unwrap();
