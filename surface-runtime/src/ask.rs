@@ -110,15 +110,7 @@ impl<T> Elicitation<T> {
     }
 }
 
-/// Who speaks a sampling message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The user.
-    User,
-    /// The model.
-    Assistant,
-}
+pub use crate::blocks::Role;
 
 /// A request for one message from the host's model. Build with [`Sample::user`].
 ///

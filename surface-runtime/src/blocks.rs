@@ -1,7 +1,9 @@
-//! Tool answers beyond one value or one picture: a sound ([`ok_audio`], `render = audio`), and an
+//! What a tool answers ([`ToolOutput`]) and what a prompt's messages hold, in one place: a value;
+//! a picture ([`ok_image`], `render = image`); a sound ([`ok_audio`], `render = audio`); an
 //! answer of several content blocks ([`OkContent`]) — text, pictures, sounds, embedded resources
 //! (a member read, or any text or bytes at a URI) and resource links — still carrying a value as
-//! `structuredContent` when it has one.
+//! `structuredContent` when it has one; and who speaks a message ([`Role`]), in a prompt or a
+//! sampling request.
 //!
 //! ```
 //! use surface_runtime::blocks::OkContent;
@@ -14,9 +16,81 @@
 //! ```
 
 use crate::failure::Failure;
-use crate::tool::{IntoToolOutput, ToolOutput};
 use serde::Serialize;
 use serde_json::Value;
+
+/// What a tool answers on success.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolOutput {
+    /// A value: travels as `structuredContent` and as the same JSON in text.
+    Value(Value),
+    /// A picture: the bytes once, as an image block; the facts as `structuredContent`.
+    Image(OkImage),
+    /// Several content blocks (or a sound), with the value as `structuredContent` when there
+    /// is one; see [`crate::blocks`].
+    Content(crate::blocks::OkContent),
+}
+
+/// A tool answer that is a picture. Build with [`ok_image`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct OkImage {
+    /// The image bytes.
+    pub bytes: Vec<u8>,
+    /// Its MIME type (`"image/png"`).
+    pub mime: String,
+    /// Facts about it (dimensions, what it shows); must not repeat the bytes.
+    pub detail: Value,
+}
+
+/// An image answer: the bytes travel once as an MCP image block, `detail` as the structured arm.
+///
+/// ```
+/// let img = surface_runtime::ok_image(vec![137, 80, 78, 71], "image/png", serde_json::json!({"width": 1}));
+/// assert_eq!(img.mime, "image/png");
+/// ```
+pub fn ok_image(bytes: Vec<u8>, mime: impl Into<String>, detail: impl Serialize) -> OkImage {
+    let detail = serde_json::to_value(detail)
+        .unwrap_or_else(|e| Value::String(format!("<unserializable detail: {e}>")));
+    OkImage {
+        bytes,
+        mime: mime.into(),
+        detail,
+    }
+}
+
+/// Turns what a tool or procedure returns on success into a [`ToolOutput`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be what a tool answers",
+    label = "must be `Serialize` (or an `OkImage` from `ok_image`)",
+    note = "derive `serde::Serialize` on the type"
+)]
+pub trait IntoToolOutput {
+    /// The output.
+    fn into_tool_output(self) -> Result<ToolOutput, Failure>;
+}
+
+impl<T: Serialize> IntoToolOutput for T {
+    fn into_tool_output(self) -> Result<ToolOutput, Failure> {
+        crate::__private::encode_value(&self).map(ToolOutput::Value)
+    }
+}
+
+impl IntoToolOutput for OkImage {
+    fn into_tool_output(self) -> Result<ToolOutput, Failure> {
+        Ok(ToolOutput::Image(self))
+    }
+}
+
+/// Who speaks a message: in a prompt ([`crate::prompt::PromptMessage`]) or a sampling request
+/// ([`crate::ask::Sample`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    User,
+    /// The model (the assistant).
+    Assistant,
+}
 
 /// One content block of a tool answer.
 #[derive(Clone, Debug, PartialEq)]

@@ -68,7 +68,7 @@ pub use __private::{
 pub use __private::{
     Output, ProcedureInput, ProcedureResult, RendersAudio, RendersImage, ToolInput, ToolResult,
 };
-pub use blocks::{OkAudio, OkContent, ok_audio};
+pub use blocks::{IntoToolOutput, OkAudio, OkContent, OkImage, ToolOutput, ok_audio, ok_image};
 pub use dispatch::{
     CellClient, CloseSignal, CollectionClient, Dispatch, EventClient, StreamClient, call_typed, change_value,
 };
@@ -91,8 +91,5 @@ pub use schemars;
 pub use scopes::Scope;
 pub use spec::{MemberKind, MemberSpec, ProcedureSpec, SurfaceSpec, TypeSpec};
 pub use surface::{DirectDispatch, Procedures, Surface, SurfaceClient, SurfaceMembers, SurfaceProcedures};
-pub use tool::{
-    BespokeTool, CancellationToken, IntoToolOutput, OkImage, StaticTool, TaskSupport, ToolDescriptor,
-    ToolOutput, ToolTable, ok_image,
-};
+pub use tool::{BespokeTool, CancellationToken, StaticTool, TaskSupport, ToolDescriptor, ToolTable};
 pub use view::View;

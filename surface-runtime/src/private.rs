@@ -3,11 +3,11 @@
 //! Everything generated code names goes through this module (`::surface::__private::…`), so a
 //! user depends on `surface` alone and rmcp, serde_json and schemars churn stays in one crate.
 
+pub use crate::blocks::{IntoToolOutput, ToolOutput};
 pub use crate::context::FromCall;
 pub use crate::expose::{ExposeEntry, Exposure};
 pub use crate::failure::{Failure, FailureKind, IntoFailure};
 pub use crate::surface::InputDecoder;
-pub use crate::tool::{IntoToolOutput, ToolOutput};
 pub use futures::future::{BoxFuture, FutureExt};
 pub use schemars;
 pub use serde;

@@ -35,14 +35,7 @@ pub struct PromptDescriptor {
     pub input: fn() -> InputSchema,
 }
 
-/// Who speaks a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// The user.
-    User,
-    /// The assistant.
-    Assistant,
-}
+pub use crate::blocks::Role;
 
 /// One message of a prompt.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,6 +8,7 @@
 // Without a face that names tools (mcp, cli) the table is built by nothing.
 #![cfg_attr(not(any(feature = "mcp", feature = "cli")), allow(dead_code))]
 
+use crate::blocks::ToolOutput;
 use crate::bundle::{BundleClient, Member, RootTool, RootTools, Siblings, SurfaceTool};
 use crate::expose::Exposure;
 use crate::failure::Failure;
@@ -15,7 +16,7 @@ use crate::rules::{Name, NameOf, Origin, Place, Problem, sibling_key_ok};
 use crate::schema::{self, InputSchema};
 use crate::spec::{MemberKind, MemberSpec};
 use crate::surface::InputDecoder;
-use crate::tool::{CancellationToken, ToolOutput};
+use crate::tool::CancellationToken;
 use std::collections::HashSet;
 use std::sync::Arc;
 

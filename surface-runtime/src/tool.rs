@@ -4,11 +4,14 @@
 //! (a surface's generated client, or a whole bundle) and a cancellation signal. What it answers
 //! becomes a [`ToolOutput`]: a value (data plus the same data as text), or a picture
 //! ([`ok_image`]) when the tool declares `render = image`.
+//!
+//! [`ToolOutput`]: crate::blocks::ToolOutput
+//! [`ok_image`]: crate::blocks::ok_image
 
+use crate::blocks::ToolOutput;
 use crate::failure::Failure;
 use crate::schema::InputSchema;
 use futures::future::BoxFuture;
-use serde::Serialize;
 use serde_json::Value;
 
 pub use tokio_util::sync::CancellationToken;
@@ -78,65 +81,3 @@ pub trait StaticTool {
 
 /// A table of bespoke tools handed the same client type.
 pub type ToolTable<C> = Vec<std::sync::Arc<dyn BespokeTool<Client = C>>>;
-
-/// What a tool answers on success.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ToolOutput {
-    /// A value: travels as `structuredContent` and as the same JSON in text.
-    Value(Value),
-    /// A picture: the bytes once, as an image block; the facts as `structuredContent`.
-    Image(OkImage),
-    /// Several content blocks (or a sound), with the value as `structuredContent` when there
-    /// is one; see [`crate::blocks`].
-    Content(crate::blocks::OkContent),
-}
-
-/// A tool answer that is a picture. Build with [`ok_image`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct OkImage {
-    /// The image bytes.
-    pub bytes: Vec<u8>,
-    /// Its MIME type (`"image/png"`).
-    pub mime: String,
-    /// Facts about it (dimensions, what it shows); must not repeat the bytes.
-    pub detail: Value,
-}
-
-/// An image answer: the bytes travel once as an MCP image block, `detail` as the structured arm.
-///
-/// ```
-/// let img = surface_runtime::ok_image(vec![137, 80, 78, 71], "image/png", serde_json::json!({"width": 1}));
-/// assert_eq!(img.mime, "image/png");
-/// ```
-pub fn ok_image(bytes: Vec<u8>, mime: impl Into<String>, detail: impl Serialize) -> OkImage {
-    let detail = serde_json::to_value(detail)
-        .unwrap_or_else(|e| Value::String(format!("<unserializable detail: {e}>")));
-    OkImage {
-        bytes,
-        mime: mime.into(),
-        detail,
-    }
-}
-
-/// Turns what a tool or procedure returns on success into a [`ToolOutput`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be what a tool answers",
-    label = "must be `Serialize` (or an `OkImage` from `ok_image`)",
-    note = "derive `serde::Serialize` on the type"
-)]
-pub trait IntoToolOutput {
-    /// The output.
-    fn into_tool_output(self) -> Result<ToolOutput, Failure>;
-}
-
-impl<T: Serialize> IntoToolOutput for T {
-    fn into_tool_output(self) -> Result<ToolOutput, Failure> {
-        crate::__private::encode_value(&self).map(ToolOutput::Value)
-    }
-}
-
-impl IntoToolOutput for OkImage {
-    fn into_tool_output(self) -> Result<ToolOutput, Failure> {
-        Ok(ToolOutput::Image(self))
-    }
-}

@@ -9,6 +9,7 @@ pub use roster::Roster;
 #[cfg(feature = "mcp")]
 pub(crate) use roster::RosterParts;
 
+use crate::blocks::ToolOutput;
 use crate::dispatch::CloseSignal;
 use crate::dispatch::Dispatch;
 use crate::expose::{ErasedExpose, Expose};
@@ -16,7 +17,7 @@ use crate::failure::{Failure, FailureKind};
 use crate::resource::ResourceForm;
 use crate::spec::SurfaceSpec;
 use crate::surface::{InputDecoder, Surface, SurfaceClient, SurfaceProcedures};
-use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor, ToolOutput};
+use crate::tool::{BespokeTool, CancellationToken, ToolDescriptor};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::any::{Any, TypeId};

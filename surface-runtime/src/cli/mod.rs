@@ -55,6 +55,7 @@ mod progress;
 
 use crate::audit::{Audit, Audited};
 use crate::blocks::{Block, EmbeddedBody, OkContent};
+use crate::blocks::{OkImage, ToolOutput};
 use crate::bundle::link::{Connection, Dial, Link, LinkedDispatch, Redial};
 use crate::bundle::{BundleClient, Member, OwnedBundle, Roster, Siblings};
 use crate::dispatch::Dispatch;
@@ -66,7 +67,7 @@ use crate::spec::{MemberKind, SurfaceSpec};
 use crate::table::{
     ToolRow, ToolTarget, exposed_members, resource_uri, scoped_member_name, scoped_tool_name,
 };
-use crate::tool::{BespokeTool, OkImage, ToolOutput};
+use crate::tool::BespokeTool;
 use crate::wire::DialOptions;
 use crate::{Principal, Scope};
 use base64::Engine;

@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn answers_stay_text_first_and_embed_only_for_clients_that_render() {
         let ui_client = json!({"extensions": {UI_EXTENSION: {"mimeTypes": [VIEW_MIME]}}});
-        let image = super::super::results::success(crate::tool::ToolOutput::Image(crate::ok_image(
+        let image = super::super::results::success(crate::blocks::ToolOutput::Image(crate::ok_image(
             vec![0],
             "image/png",
             json!({"w": 1}),

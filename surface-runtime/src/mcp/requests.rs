@@ -331,7 +331,7 @@ async fn run_tool(
     target: &super::generation::ToolTarget,
     input: serde_json::Value,
     cancel: tokio_util::sync::CancellationToken,
-) -> Result<crate::tool::ToolOutput, Failure> {
+) -> Result<crate::blocks::ToolOutput, Failure> {
     let lease = generation.link.lease().await?;
     match target.run(&lease.bundle, input, cancel).await {
         Ok(output) => Ok(output),

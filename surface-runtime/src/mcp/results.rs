@@ -9,8 +9,8 @@
 //! `structuredContent` through the same normalization.
 
 use crate::blocks::{Block, EmbeddedBody, OkContent};
+use crate::blocks::{OkImage, ToolOutput};
 use crate::failure::Failure;
-use crate::tool::{OkImage, ToolOutput};
 use base64::Engine;
 use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
 use serde_json::{Map, Value};

@@ -465,7 +465,7 @@ fn error_object(error: &ErrorData) -> JsonObject {
 }
 
 /// A task's answer from what its tool answered: a failure of the tool is a result (`isError`).
-pub(crate) fn outcome(answer: Result<crate::tool::ToolOutput, Failure>) -> CallToolResult {
+pub(crate) fn outcome(answer: Result<crate::blocks::ToolOutput, Failure>) -> CallToolResult {
     match answer {
         Ok(output) => results::success(output),
         Err(failure) => results::failure(failure),
