@@ -6,7 +6,7 @@ use crate::Principal;
 use crate::sync::lock;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A cache time meaning "until the token's own `exp`".
@@ -14,7 +14,7 @@ pub(super) const UNTIL_EXPIRY: Duration = Duration::MAX;
 
 pub(super) struct TokenCache {
     ttl: Duration,
-    entries: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
+    entries: Mutex<HashMap<[u8; 32], (Arc<Principal>, Instant)>>,
 }
 
 impl TokenCache {
@@ -30,7 +30,7 @@ impl TokenCache {
         Sha256::digest(token.as_bytes()).into()
     }
 
-    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Principal> {
+    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Arc<Principal>> {
         if self.ttl.is_zero() {
             return None;
         }
@@ -45,7 +45,7 @@ impl TokenCache {
         }
     }
 
-    pub(super) fn put(&self, key: [u8; 32], principal: &Principal) {
+    pub(super) fn put(&self, key: [u8; 32], principal: &Arc<Principal>) {
         if self.ttl.is_zero() {
             return;
         }
@@ -92,24 +92,24 @@ mod tests {
     #[test]
     fn remembers_until_expiry_and_never_past_it() {
         let cache = TokenCache::new(UNTIL_EXPIRY);
-        let alive = Principal::new("i", "s").expiring_at(now() + 60);
+        let alive = Arc::new(Principal::new("i", "s").expiring_at(now() + 60));
         cache.put(TokenCache::key("a"), &alive);
         assert_eq!(cache.get(&TokenCache::key("a")), Some(alive));
         assert_eq!(cache.get(&TokenCache::key("b")), None);
         cache.put(
             TokenCache::key("old"),
-            &Principal::new("i", "s").expiring_at(now() - 1),
+            &Arc::new(Principal::new("i", "s").expiring_at(now() - 1)),
         );
         assert_eq!(cache.get(&TokenCache::key("old")), None);
         // No expiry and no cache time of its own: not remembered.
-        cache.put(TokenCache::key("c"), &Principal::new("i", "s"));
+        cache.put(TokenCache::key("c"), &Arc::new(Principal::new("i", "s")));
         assert_eq!(cache.get(&TokenCache::key("c")), None);
     }
 
     #[test]
     fn stays_bounded() {
         let cache = TokenCache::new(UNTIL_EXPIRY);
-        let p = Principal::new("i", "s").expiring_at(now() + 600);
+        let p = Arc::new(Principal::new("i", "s").expiring_at(now() + 600));
         for n in 0..(MAX_CACHED_TOKENS + 10) {
             cache.put(TokenCache::key(&n.to_string()), &p);
             assert!(cache.len() <= MAX_CACHED_TOKENS);
@@ -121,7 +121,7 @@ mod tests {
         let cache = TokenCache::new(Duration::ZERO);
         cache.put(
             TokenCache::key("a"),
-            &Principal::new("i", "s").expiring_at(now() + 60),
+            &Arc::new(Principal::new("i", "s").expiring_at(now() + 60)),
         );
         assert_eq!(cache.get(&TokenCache::key("a")), None);
     }

@@ -270,6 +270,12 @@ impl Auth {
     /// Verifies `token`: from the cache of verified tokens when it is there and unexpired,
     /// else by the verifier (and then remembered).
     pub async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
+        self.verify_shared(token).await.map(|p| (*p).clone())
+    }
+
+    /// [`verify`](Self::verify), the principal shared with the cache: a request with a token
+    /// already verified costs a hash and a lookup, no copy.
+    pub(crate) async fn verify_shared(&self, token: &str) -> Result<Arc<Principal>, Refusal> {
         if token.len() > MAX_TOKEN {
             return Err(Refusal::new(format!(
                 "the token is longer than {MAX_TOKEN} bytes"
@@ -279,7 +285,7 @@ impl Auth {
         if let Some(principal) = self.cache.get(&key) {
             return Ok(principal);
         }
-        let principal = self.verifier.verify_boxed(token).await?;
+        let principal = Arc::new(self.verifier.verify_boxed(token).await?);
         self.cache.put(key, &principal);
         Ok(principal)
     }

@@ -933,7 +933,7 @@ impl Gate {
                     // A call outside the caller's scopes: the step-up challenge (403).
                     #[cfg(feature = "auth")]
                     if let (Some(guard), Some(principal)) =
-                        (&self.guard, parts.extensions.get::<crate::Principal>())
+                        (&self.guard, parts.extensions.get::<Arc<crate::Principal>>())
                         && let Some(needed) = super::http_auth::Guard::missing_scope(
                             &self.direct.shared().current(),
                             &message,
@@ -973,7 +973,7 @@ impl Gate {
             parts.extensions.insert(claim.clone());
         }
         #[cfg(feature = "auth")]
-        let principal = parts.extensions.get::<crate::Principal>().cloned();
+        let principal = parts.extensions.get::<Arc<crate::Principal>>().cloned();
         let request = hyper::Request::from_parts(parts, Full::new(body));
         let response = if initializes {
             let _creating = self.creating.lock().await;

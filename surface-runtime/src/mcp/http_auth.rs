@@ -113,7 +113,7 @@ impl Guard {
 
     /// Authenticates `request`: the principal its bearer token names (the token then removed
     /// from the request, so nothing downstream sees it), or the answer that refuses it.
-    pub(super) async fn admit<B>(&self, request: &mut hyper::Request<B>) -> Result<Principal, Response> {
+    pub(super) async fn admit<B>(&self, request: &mut hyper::Request<B>) -> Result<Arc<Principal>, Response> {
         let mut values = request.headers().get_all(AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return Err(if request.headers().contains_key(AUTHORIZATION) {
@@ -126,7 +126,7 @@ impl Guard {
             Ok(token) => token,
             Err(why) => return Err(self.malformed(why)),
         };
-        let verified = self.auth.verify(token).await;
+        let verified = self.auth.verify_shared(token).await;
         request.headers_mut().remove(AUTHORIZATION);
         verified.map_err(|refusal| self.challenge(Some(refusal.description())))
     }

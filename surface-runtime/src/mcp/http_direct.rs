@@ -589,7 +589,9 @@ fn normalize(host: &str) -> String {
 /// the caller's [`Principal`](crate::Principal) and the observed headers go in, since each
 /// extension costs an allocation to put there and another to drop.
 fn keep_parts(mut parts: Parts, context: &mut RequestContext<RoleServer>) {
-    if let Some(principal) = parts.extensions.remove::<crate::Principal>() {
+    let principal = parts.extensions.remove::<Arc<crate::Principal>>();
+    if let Some(principal) = principal.or_else(|| parts.extensions.remove::<crate::Principal>().map(Arc::new))
+    {
         context.extensions.insert(principal);
     }
     super::observe::keep_headers(&parts, &mut context.extensions);
