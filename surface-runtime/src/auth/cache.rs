@@ -12,9 +12,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// A cache time meaning "until the token's own `exp`".
 pub(super) const UNTIL_EXPIRY: Duration = Duration::MAX;
 
+/// A verified token's principal, and until when it is kept.
+type Remembered = (Arc<Principal>, Instant);
+
 pub(super) struct TokenCache {
     ttl: Duration,
-    entries: Mutex<HashMap<[u8; 32], (Arc<Principal>, Instant)>>,
+    entries: Mutex<HashMap<[u8; 32], Remembered>>,
 }
 
 impl TokenCache {
