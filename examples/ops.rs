@@ -25,6 +25,8 @@
 //! ports serve one process table and each one's subscribers hear changes made through any. Its
 //! HTTP sessions and their SSE events live there too: a client whose stream broke reconnects to
 //! any instance with `Mcp-Session-Id` and `Last-Event-ID` and gets the events it missed.
+//! `--redis-cluster URL[,URL]` instead keeps them in the Redis Cluster those nodes belong to
+//! (every write acknowledged once a replica of its master has it, so a failover loses none).
 //!
 //! The MCP server declares one MCP Apps view, `ui://ops/processes` (`examples/views/processes.html`),
 //! bound to the read-only tool `processes_view`; hosts that render views show the process table
@@ -646,7 +648,7 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
                 options = options.auth(ops_auth(issuer, audience));
             }
             match flags.redis {
-                Some(url) => serve_shared(options, url, ui).await?,
+                Some(url) => serve_shared(options, url, flags.cluster, ui).await?,
                 None => serve_http_with(served, options).await?,
             }
         }
@@ -658,7 +660,7 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
     Ok(())
 }
 
-const USAGE: &str = "usage: ops [--scope SCOPE[,SCOPE]]... | --socket PATH [--grant UID=SCOPE[,SCOPE]]... | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] [--scope SCOPE[,SCOPE]]... | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL]] [--no-ui] [--metrics ADDR]   (no flag: MCP on stdio)";
+const USAGE: &str = "usage: ops [--scope SCOPE[,SCOPE]]... | --socket PATH [--grant UID=SCOPE[,SCOPE]]... | --wire-stdio | --bridge PATH [--bridge-timeout-ms N] [--scope SCOPE[,SCOPE]]... | --http ADDR [--http-allow-remote] [--auth-issuer URL --auth-audience URL] [--redis URL | --redis-cluster URL[,URL]]] [--no-ui] [--metrics ADDR]   (no flag: MCP on stdio)";
 
 /// The bridge shows its agent no more than the daemon serves this process's uid: dialled once
 /// at start (for at most two seconds), the daemon's reach becomes the bridge's scopes. A daemon
@@ -755,6 +757,8 @@ fn scope_value(text: &str) -> Result<Vec<String>, String> {
 struct HttpFlags<'a> {
     allow_remote: bool,
     redis: Option<&'a str>,
+    /// `redis` is a Redis Cluster's node list (`--redis-cluster`).
+    cluster: bool,
     /// `--auth-issuer` and `--auth-audience`, which come together.
     auth: Option<(&'a str, &'a str)>,
 }
@@ -772,7 +776,14 @@ impl<'a> HttpFlags<'a> {
             };
             match *flag {
                 "--http-allow-remote" => flags.allow_remote = true,
+                "--redis" | "--redis-cluster" if flags.redis.is_some() => {
+                    return Err("--redis and --redis-cluster: give one store".to_owned());
+                }
                 "--redis" => flags.redis = Some(value()?),
+                "--redis-cluster" => {
+                    flags.redis = Some(value()?);
+                    flags.cluster = true;
+                }
                 "--auth-issuer" => issuer = Some(value()?),
                 "--auth-audience" => audience = Some(value()?),
                 other => return Err(format!("unknown flag {other}")),
@@ -801,15 +812,24 @@ pub fn ops_auth(issuer: &str, audience: &str) -> surface::auth::Auth {
 }
 
 /// `--http ADDR --redis URL`: the ops surface with its members and next pid in the Redis at
-/// `url`, served over Streamable HTTP; start several on several ports for one shared surface.
+/// `url` (with `cluster`, the Redis Cluster of the comma-separated node URLs in `url`, each
+/// write confirmed by one replica), served over Streamable HTTP; start several on several
+/// ports for one shared surface.
 #[cfg(feature = "redis")]
 async fn serve_shared(
     options: surface::mcp::HttpOptions,
     url: &str,
+    cluster: bool,
     ui: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let ops = Arc::new(Ops::new());
-    let store = match surface::store::RedisStore::connect(url, "ops") {
+    let store = if cluster {
+        let nodes: Vec<&str> = url.split(',').collect();
+        surface::store::RedisStore::connect_cluster(&nodes, "ops", 1)
+    } else {
+        surface::store::RedisStore::connect(url, "ops")
+    };
+    let store = match store {
         Ok(store) => store,
         Err(e) => {
             eprintln!("ops: {e}");
@@ -836,6 +856,7 @@ async fn serve_shared(
 async fn serve_shared(
     _options: surface::mcp::HttpOptions,
     _url: &str,
+    _cluster: bool,
     _ui: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     eprintln!(

@@ -20,111 +20,19 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use surface::store::RedisStore;
 use surface::{Change, LiveMember};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
-/// A `redis-server` of this test's own.
-struct Redis {
-    child: Option<Child>,
-    port: u16,
-    dir: PathBuf,
-}
-
-impl Redis {
-    /// Starts one, or prints why not and answers `None` (no `redis-server` installed).
-    fn start(test: &str) -> Option<Redis> {
-        if Command::new("redis-server")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status()
-            .is_err()
-        {
-            println!("SKIP {test}: redis-server is not installed (apt-get install redis-server)");
-            return None;
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let dir = std::env::temp_dir().join(format!("surface-redis-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut redis = Redis {
-            child: None,
-            port,
-            dir,
-        };
-        redis.launch();
-        Some(redis)
-    }
-
-    fn launch(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.answers() {
-            assert!(Instant::now() < deadline, "redis-server answers PING within 10 s");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn answers(&self) -> bool {
-        use std::io::{Read, Write};
-        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let mut buf = [0u8; 16];
-        s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
-        s.write_all(b"PING\r\n").is_ok() && s.read(&mut buf).is_ok_and(|n| buf[..n].starts_with(b"+PONG"))
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    /// Kills it (SIGKILL: what it acknowledged is in its fsynced append-only file).
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn restart(&mut self) {
-        self.kill();
-        self.launch();
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+use common::redis::Redis;
 
 /// An `Ops` whose members live in `redis`, with its own connection and change feed: one
 /// instance, as far as the store can tell.
 fn instance(redis: &Redis) -> (Arc<ops::Ops>, RedisStore) {
-    let ops = Arc::new(ops::Ops::new());
-    let store = RedisStore::connect(&redis.url(), "ops").expect("the store connects");
-    store.attach(&ops).expect("the members move into the store");
-    store
-        .bind_counter("next_pid", &ops.next_pid)
-        .expect("the counter moves into the store");
-    (ops, store)
+    common::redis::in_store(&redis.url(), ops::Ops::new(), |ops| ("next_pid", &ops.next_pid))
 }
 
 /// `surface_redis_round_trips_total` counts every round trip to Redis: a read is at least one,
@@ -137,13 +45,7 @@ fn every_round_trip_to_redis_is_counted() {
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
         .install_recorder()
         .expect("the only recorder of this test binary");
-    let round_trips = || {
-        metrics
-            .render()
-            .lines()
-            .find_map(|l| l.strip_prefix("surface_redis_round_trips_total "))
-            .map_or(0, |v| v.trim().parse::<u64>().unwrap())
-    };
+    let round_trips = || common::redis::round_trips(&metrics);
     let (ops, _store) = instance(&redis);
     let attached = round_trips();
     assert!(
@@ -1155,22 +1057,26 @@ async fn load(
 /// calls/s and p99 of the same pipelined load (`SCALEOUT_WORKERS` connections, default 16,
 /// each with one call in flight, `SCALEOUT_CALLS` calls each, default 500) on one instance in
 /// memory, and on one, two and three instances sharing one Redis; for a read (`load_sample`:
-/// one Redis round trip) and a write (`proc_spawn`: six).
+/// one Redis round trip) and a write (`proc_spawn`: five when nothing conflicts).
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a benchmark: bench/scaleout runs it in release"]
 async fn scaleout_benchmark() {
-    let Some(redis) = Redis::start("scaleout_benchmark") else {
-        return;
-    };
     let env = |name, default| {
         std::env::var(name)
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(default)
     };
+    // `always` (every write fsynced before Redis answers) unless SCALEOUT_FSYNC says otherwise.
+    let fsync = std::env::var("SCALEOUT_FSYNC").unwrap_or_else(|_| "always".to_owned());
+    let Some(redis) = Redis::start_with("scaleout_benchmark", &fsync) else {
+        return;
+    };
     let (workers, calls): (usize, usize) = (env("SCALEOUT_WORKERS", 16), env("SCALEOUT_CALLS", 500));
     let bin = std::env::var_os("SCALEOUT_OPS").map_or_else(ops_binary, PathBuf::from);
-    println!("scaleout: {workers} connections x {calls} calls, one call in flight on each");
+    println!(
+        "scaleout: {workers} connections x {calls} calls, one call in flight on each; redis-server appendfsync {fsync}"
+    );
     println!("| instances | store | tool | calls/s | p50 ms | p99 ms | isError |");
     println!("|---|---|---|---|---|---|---|");
     for (n, store) in [(1, "memory"), (1, "redis"), (2, "redis"), (3, "redis")] {

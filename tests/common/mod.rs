@@ -6,6 +6,7 @@
 
 pub mod daemon;
 pub mod raw_http;
+pub mod redis;
 pub mod stdio;
 
 use rmcp::model::*;
@@ -146,8 +147,20 @@ pub fn ops_binary() -> std::path::PathBuf {
 
 /// The built example `name` (built first).
 pub fn example_binary(name: &str) -> std::path::PathBuf {
+    example_binary_with(name, &[])
+}
+
+/// The built example `name`, built first with the crate's `features` (`["redis"]`).
+pub fn example_binary_with(name: &str, features: &[&str]) -> std::path::PathBuf {
+    let features = features.join(",");
     let status = std::process::Command::new(env!("CARGO"))
         .args(["build", "--quiet", "--example", name])
+        .args(
+            (!features.is_empty())
+                .then_some(["--features", &features])
+                .into_iter()
+                .flatten(),
+        )
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .expect("cargo runs");

@@ -29,15 +29,26 @@ pub struct Unanswered(pub String);
 /// A backing's answer.
 pub type Backed<T> = Result<T, Unanswered>;
 
-/// What a backing keeps of a lease it handed out, until the lease is committed or released.
+/// What a backing keeps of a turn it handed out; dropping it gives the turn back.
 pub type Hold = Box<dyn Any + Send>;
 
-/// A held lease on one value, with the value read under it.
-pub struct Lease {
+/// This instance's turn at a read-modify-write of one value, with the value as the backing
+/// last knew it (no read when it knows one: a stale value is caught by [`Backing::swap`]).
+pub struct Turn {
     /// The stored JSON, when there is one.
     pub value: Option<String>,
-    /// The backing's hold, handed back to [`Backing::commit`] or [`Backing::release`].
+    /// The backing's hold, handed to [`Backing::swap`]; dropped, the turn is given back.
     pub hold: Hold,
+}
+
+/// What [`Backing::swap`] did.
+#[derive(Debug)]
+pub enum Swapped {
+    /// The value was written (and its change published).
+    Written,
+    /// Another write came first, so nothing was written: this is the value stored now (the
+    /// hold knows it too), to compute the update again from.
+    Moved(Option<String>),
 }
 
 /// Which kind of entries [`Backing::seed_entries`] seeds.
@@ -82,14 +93,12 @@ pub(crate) trait Backing: Send + Sync + std::fmt::Debug {
     fn upsert(&self, id: String, item: String, change: &Change) -> Backed<Option<String>>;
     /// Deletes the item `id` and, if it was there, publishes `change`; answers what it deleted.
     fn remove(&self, id: String, change: &Change) -> Backed<Option<String>>;
-    /// Takes the value's lease (the item `id`'s, when given) and reads it under the lease,
-    /// waiting while another instance holds it.
-    fn lease(&self, id: Option<&str>) -> Backed<Lease>;
-    /// Writes `value` under `lease` and publishes `change`, releasing the lease; fails (writing
-    /// nothing) when the lease ran out first.
-    fn commit(&self, hold: Hold, id: Option<&str>, value: String, change: &Change) -> Backed<()>;
-    /// Gives the lease back without writing.
-    fn release(&self, hold: Hold, id: Option<&str>);
+    /// Waits for this instance's turn at the value (the item `id`'s, when given) and answers
+    /// it with the value as last known; other instances are not waited for.
+    fn turn(&self, id: Option<&str>) -> Backed<Turn>;
+    /// Writes `value` and publishes `change` in one step, only if the stored value is still the
+    /// one the turn knows (optimistic concurrency); otherwise answers what is stored now.
+    fn swap(&self, hold: &mut Hold, id: Option<&str>, value: String, change: &Change) -> Backed<Swapped>;
     /// Appends a chunk to a stream kept to its last `keep` and publishes it.
     fn push(&self, keep: usize, chunk: String) -> Backed<()>;
     /// Every stored chunk, oldest first.

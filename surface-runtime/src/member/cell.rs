@@ -1,6 +1,6 @@
 //! A cell: one value.
 
-use super::backing::{Backend, Bound, install};
+use super::backing::{Backend, Bound, Swapped, install};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberValue, Write, decode, feed, to_json, with_lag,
     wrong_write,
@@ -71,22 +71,32 @@ impl<T: Clone> Cell<T> {
 
     /// Changes the value in place and publishes the result; answers what `f` answers.
     ///
-    /// In a store, the value is read and written under a lease, so updates made through
-    /// several instances at once each see the one before.
-    pub fn update<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+    /// In memory `f` runs once. In a store it may run again: the update is computed from the
+    /// value this instance last knew and written only if no other write came first; otherwise
+    /// `f` runs again on the value that did (optimistic concurrency, as
+    /// [`AtomicU64::fetch_update`](std::sync::atomic::AtomicU64::fetch_update)), so updates
+    /// made through several instances at once each see the one before. Keep `f` to computing
+    /// the new value.
+    pub fn update<R>(&self, mut f: impl FnMut(&mut T) -> R) -> R {
         if let Some(b) = self.backing.get() {
-            let lease = b.run(|s| s.lease(None));
-            let stored = lease.as_ref().and_then(|l| l.value.as_deref());
-            let mut value = stored
-                .and_then(b.decode)
-                .unwrap_or_else(|| read(&self.value).clone());
-            let r = f(&mut value);
-            if let Some(lease) = lease {
+            let Some(mut turn) = b.run(|s| s.turn(None)) else {
+                // The call fails (the failure is recorded); `f` still answers, on the value heard.
+                return f(&mut read(&self.value).clone());
+            };
+            let mut stored = turn.value.take();
+            loop {
+                let mut value = stored
+                    .as_deref()
+                    .and_then(b.decode)
+                    .unwrap_or_else(|| read(&self.value).clone());
+                let r = f(&mut value);
                 let json = b.json(&value);
-                let stored = json.to_string();
-                b.run(|s| s.commit(lease.hold, None, stored, &Change::Set(json)));
+                let text = json.to_string();
+                match b.run(|s| s.swap(&mut turn.hold, None, text, &Change::Set(json))) {
+                    Some(Swapped::Moved(now)) => stored = now,
+                    _ => return r,
+                }
             }
-            return r;
         }
         let mut slot = write(&self.value);
         let r = f(&mut slot);

@@ -1,6 +1,6 @@
 //! A collection: items by key.
 
-use super::backing::{Backend, Bound, Entries, install};
+use super::backing::{Backend, Bound, Entries, Swapped, install};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberKey, MemberValue, Write, decode, feed, id_to_key,
     key_to_id, to_json, with_lag, wrong_write,
@@ -141,21 +141,25 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
 
     /// Changes the item at `key` in place (publishing it); `None` when there is none.
     ///
-    /// In a store, the item is read and written under a lease, so updates made through
-    /// several instances at once each see the one before.
-    pub fn update<R>(&self, key: &K, f: impl FnOnce(&mut V) -> R) -> Option<R> {
+    /// In memory `f` runs once. In a store it may run again, on the item another instance
+    /// wrote meanwhile, as [`Cell::update`](crate::Cell::update) says: keep `f` to computing
+    /// the new item.
+    pub fn update<R>(&self, key: &K, mut f: impl FnMut(&mut V) -> R) -> Option<R> {
         if let Some(b) = self.backing.get() {
             let id = (b.id)(key);
-            let lease = b.items.run(|s| s.lease(Some(&id)))?;
-            let Some(mut value) = lease.value.as_deref().and_then(b.items.decode) else {
-                b.items.backing().release(lease.hold, Some(&id));
-                return None;
-            };
-            let r = f(&mut value);
-            let stored = b.items.stored(&value);
+            let mut turn = b.items.run(|s| s.turn(Some(&id)))?;
+            let mut stored = turn.value.take();
             let change = Change::Upserted { id: id.clone() };
-            b.items.run(|s| s.commit(lease.hold, Some(&id), stored, &change));
-            return Some(r);
+            loop {
+                let mut value = stored.as_deref().and_then(b.items.decode)?;
+                let r = f(&mut value);
+                let text = b.items.stored(&value);
+                match b.items.run(|s| s.swap(&mut turn.hold, Some(&id), text, &change)) {
+                    Some(Swapped::Moved(now)) => stored = now,
+                    // Written, or the call fails (the failure is recorded).
+                    _ => return Some(r),
+                }
+            }
         }
         let mut items = write(&self.items);
         let r = f(items.get_mut(key)?);

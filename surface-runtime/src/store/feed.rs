@@ -30,10 +30,10 @@ struct Published {
 
 /// Starts following `inner`'s channel; answers once the first subscription is in place (so no
 /// change made after `connect` returns is missed), or why it could not be.
-pub(super) fn start(client: redis::Client, inner: &Arc<Inner>) -> Result<(), String> {
+pub(super) fn start(clients: Vec<redis::Client>, inner: &Arc<Inner>) -> Result<(), String> {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     inner.handle.spawn(follow(
-        client,
+        clients,
         Arc::downgrade(inner),
         inner.channel().to_owned(),
         tx,
@@ -61,16 +61,21 @@ async fn subscribe(client: &redis::Client, channel: &str) -> Result<redis::aio::
     }
 }
 
+/// Follows `channel` through the first of `clients` that answers; on a Redis Cluster any node
+/// hears every publication, so a lost node is replaced by the next.
 async fn follow(
-    client: redis::Client,
+    clients: Vec<redis::Client>,
     store: Weak<Inner>,
     channel: String,
     ready: std::sync::mpsc::SyncSender<Result<(), String>>,
 ) {
     let mut ready = Some(ready);
     let mut pause = Duration::from_millis(100);
+    let mut at = 0;
     loop {
-        match subscribe(&client, &channel).await {
+        let client = &clients[at % clients.len()];
+        at += 1;
+        match subscribe(client, &channel).await {
             Ok(pubsub) => {
                 pause = Duration::from_millis(100);
                 match ready.take() {
@@ -90,6 +95,8 @@ async fn follow(
                 }
                 tracing::warn!("surface store: change feed of {channel} lost its connection; reconnecting");
             }
+            // At start, each node is tried once before the store gives up.
+            Err(_) if ready.is_some() && at < clients.len() => continue,
             Err(e) => {
                 if let Some(tx) = ready.take() {
                     let _ = tx.send(Err(e));

@@ -2,24 +2,26 @@
 //! instances serve one surface.
 //!
 //! A surface's members are built in memory, as always; [`RedisStore::attach`] then moves them
-//! into Redis under a key prefix naming the surface (`surface:<name>:…`): a cell is a string key,
-//! a collection a hash (field: the item's URI-shaped id), a stream a Redis stream trimmed to its
+//! into Redis under a key prefix naming the surface (`surface:{<name>}:…`, the name a hash tag
+//! so that all of one surface's keys share a Redis Cluster slot): a cell is a string key, a
+//! collection a hash (field: the item's URI-shaped id), a stream a Redis stream trimmed to its
 //! history limit, and an event only a publication. The first instance to attach seeds Redis with
 //! its starting values; later ones find them there and keep what is stored.
 //!
 //! Every write runs as one Lua script that changes the value **and** publishes the change on the
-//! surface's channel (`surface:<name>:changes`), so no instance can see a value without its change
-//! or a change without its value. Each instance follows that channel and hands every change to
-//! its own members' feeds: typed subscribers and every face (MCP `resources/updated`, listen
-//! streams, wire watches) hear a change made through any instance, with the debounce they
-//! already have. Read-modify-write (`Cell::update`, `Collection::update`) holds a short lease on
-//! the value in Redis (`SET NX PX`), re-reads under it and commits (write and publication in one
-//! script) only while it still holds it, so concurrent updaters on several instances lose no
-//! update. A lease rather than an optimistic retry because `update` takes an `FnOnce`: the
-//! closure runs exactly once, on the value as it is. Callers of one instance wait for the lease
-//! in a local first-come-first-served queue, so only one per instance polls Redis and a hot
-//! key (every `proc_spawn` updates the one `load` cell) serves its callers in turn instead of
-//! letting unlucky ones wait out [`OP_TIMEOUT`].
+//! surface's channel (`surface:{<name>}:changes`), so no instance can see a value without its
+//! change or a change without its value. Each instance follows that channel and hands every
+//! change to its own members' feeds: typed subscribers and every face (MCP `resources/updated`,
+//! listen streams, wire watches) hear a change made through any instance, with the debounce they
+//! already have. Read-modify-write (`Cell::update`, `Collection::update`) is optimistic: each
+//! value (each item) has a version kept next to it in Redis, an instance remembers the last
+//! value and version it saw, computes the update from that and writes it with one script that
+//! writes only if the version is still the one seen — otherwise it answers the value and version
+//! stored now, and the update runs again on them. One round trip per update when nobody else
+//! wrote, no lease held across round trips, and no update lost. Callers of one instance updating
+//! one value take turns in a local first-come-first-served queue, so they do not fail each
+//! other's swaps, and a hot key (every `proc_spawn` updates the one `load` cell) serves its
+//! callers in turn.
 //!
 //! Member methods stay synchronous: in Redis mode each one waits for its round trip (on a
 //! multi-thread runtime inside `block_in_place`), bounded by [`OP_TIMEOUT`]. When Redis cannot
@@ -65,8 +67,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
-/// How long one store operation may take before the call it runs in fails (a lease wait
-/// included): a Redis that hangs costs a call this long, never a hang.
+/// How long one store operation may take before the call it runs in fails (an update's wait
+/// for its turn and its retries included): a Redis that hangs costs a call this long, never a hang.
 pub const OP_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Why a store could not be connected or a surface attached.
@@ -140,7 +142,7 @@ impl fmt::Debug for RedisStore {
 
 impl RedisStore {
     /// Connects to the Redis at `url` (`redis://127.0.0.1:6379/`) for the surface `surface`
-    /// (its keys are `surface:<surface>:…`), and starts following its change channel. Fails
+    /// (its keys are `surface:{<surface>}:…`), and starts following its change channel. Fails
     /// with one sentence naming `url` and the cause when `url` is not a Redis URL or Redis does
     /// not answer within [`OP_TIMEOUT`] (never a panic, inside a runtime or not).
     ///
@@ -149,6 +151,67 @@ impl RedisStore {
     pub fn connect(url: &str, surface: &str) -> Result<RedisStore, StoreError> {
         let client = redis::Client::open(url)
             .map_err(|e| StoreError::new(format!("{url} is not a Redis URL: {e}")))?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_response_timeout(Some(Duration::from_secs(2)))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(500));
+        let connect = {
+            let client = client.clone();
+            async move {
+                let con = client.get_connection_manager_with_config(config).await?;
+                Ok(counted::Counted::One(con))
+            }
+        };
+        RedisStore::open(url.to_owned(), vec![client], connect, surface)
+    }
+
+    /// Connects to the Redis Cluster that `nodes` belong to (`redis://127.0.0.1:7000/`; one
+    /// reachable node is enough, more let the store start while one is down) for the surface
+    /// `surface`, as [`connect`](RedisStore::connect) does to one Redis.
+    ///
+    /// All of one surface's keys carry its name as a hash tag, so they share one slot and each
+    /// write stays one script on the master that owns it; the store follows the cluster's slots
+    /// (and their moves after a failover) by itself. A write is acknowledged only once
+    /// `replicas` replicas of that master have it (`WAIT`, within a second, in the same round
+    /// trip), so a replica promoted when its master dies has every acknowledged write; a write
+    /// not confirmed in time fails its call (it may still be applied). `0` acknowledges on the
+    /// master alone: faster, but a failover may then lose the last writes. Each write waits for
+    /// its replica, so with `replicas > 0` a master serves writes one replication round trip at
+    /// a time, and a shard left without a replica (its master died, its replica took over)
+    /// refuses writes until a replica is back.
+    pub fn connect_cluster(nodes: &[&str], surface: &str, replicas: usize) -> Result<RedisStore, StoreError> {
+        let shown = nodes.join(",");
+        let clients = nodes
+            .iter()
+            .map(|url| {
+                redis::Client::open(*url)
+                    .map_err(|e| StoreError::new(format!("{url} is not a Redis URL: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if clients.is_empty() {
+            return Err(StoreError::new("a Redis Cluster needs at least one node URL"));
+        }
+        let cluster = redis::cluster::ClusterClient::builder(nodes.iter().copied())
+            .connection_timeout(Duration::from_secs(1))
+            .response_timeout(Duration::from_secs(2))
+            .build()
+            .map_err(|e| StoreError::new(format!("{shown} does not name a Redis Cluster: {e}")))?;
+        let connect = async move {
+            let con = cluster.get_async_connection().await?;
+            Ok(counted::Counted::Cluster { con, replicas })
+        };
+        RedisStore::open(shown, clients, connect, surface)
+    }
+
+    /// Starts the store's runtime, connects with `connect` there and follows the change
+    /// channel through `feed` (the first that answers).
+    fn open(
+        url: String,
+        feed: Vec<redis::Client>,
+        connect: impl Future<Output = redis::RedisResult<counted::Counted>> + Send + 'static,
+        surface: &str,
+    ) -> Result<RedisStore, StoreError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("surface-store")
@@ -156,25 +219,18 @@ impl RedisStore {
             .build()
             .map_err(|e| StoreError::new(format!("cannot start the store's runtime: {e}")))?;
         let handle = runtime.handle().clone();
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(1)))
-            .set_response_timeout(Some(Duration::from_secs(2)))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let con = match wait(&handle, {
-            let client = client.clone();
-            async move { client.get_connection_manager_with_config(config).await }
-        }) {
-            Ok(con) => counted::Counted(con),
+        let con = match wait(&handle, connect) {
+            Ok(con) => con,
             Err(e) => {
                 // Dropped here, inside a caller's runtime, it would panic (as `Inner` says).
                 runtime.shutdown_background();
                 return Err(StoreError::new(format!("the store is unreachable ({url}): {e}")));
             }
         };
-        let prefix = format!("surface:{surface}");
+        // The surface's name is a hash tag: every key of one surface lands in one cluster slot, so
+        // each script's keys stay together on a Redis Cluster (one Redis ignores the braces).
+        let prefix = format!("surface:{{{surface}}}");
         let inner = Arc::new(Inner {
-            url: url.to_owned(),
             channel: format!("{prefix}:changes"),
             prefix,
             con,
@@ -182,13 +238,18 @@ impl RedisStore {
             handle,
             attached: RwLock::new(None),
             logs: Mutex::new(std::collections::HashMap::new()),
+            url,
         });
-        feed::start(client, &inner)
-            .map_err(|e| StoreError::new(format!("the store's change feed did not start ({url}): {e}")))?;
+        feed::start(feed, &inner).map_err(|e| {
+            StoreError::new(format!(
+                "the store's change feed did not start ({}): {e}",
+                inner.url
+            ))
+        })?;
         Ok(RedisStore { inner })
     }
 
-    /// The key prefix, `surface:<name>`.
+    /// The key prefix, `surface:{<name>}` (the name is a Redis Cluster hash tag).
     pub fn prefix(&self) -> &str {
         &self.inner.prefix
     }

@@ -7,36 +7,74 @@
 
 use super::{Inner, OP_TIMEOUT};
 use crate::member::Change;
-use crate::member::backing::{self, Backed, Backing, Entries, Lease, Unanswered};
+use crate::member::backing::{self, Backed, Backing, Entries, Swapped, Turn, Unanswered};
 use crate::spec::MemberKind;
 use crate::sync::lock;
 use redis::Script;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
-/// Sets a key and publishes its change, in one step.
+/// Sets a cell and bumps its version (answered), and publishes its change, in one step.
 static SET: LazyLock<Script> = LazyLock::new(|| {
-    Script::new("redis.call('SET', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], ARGV[3]) return 1")
+    Script::new(
+        "redis.call('SET', KEYS[1], ARGV[1]) local v = redis.call('INCR', KEYS[2]) \
+         redis.call('PUBLISH', ARGV[2], ARGV[3]) return v",
+    )
 });
 
-/// Sets a hash field and publishes its change; answers the value it replaced.
+/// Sets a hash field, gives it a new version and publishes its change; answers the value it
+/// replaced.
 static HSET: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
          redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) \
+         redis.call('HSET', KEYS[2], ARGV[1], redis.call('INCR', KEYS[3])) \
          redis.call('PUBLISH', ARGV[3], ARGV[4]) return old",
     )
 });
 
-/// Deletes a hash field and, if it was there, publishes its removal; answers what it deleted.
+/// Deletes a hash field (and its version) and, if it was there, publishes its removal; answers
+/// what it deleted.
 static HDEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
-         if old then redis.call('HDEL', KEYS[1], ARGV[1]) redis.call('PUBLISH', ARGV[2], ARGV[3]) end \
+         if old then redis.call('HDEL', KEYS[1], ARGV[1]) redis.call('HDEL', KEYS[2], ARGV[1]) \
+           redis.call('PUBLISH', ARGV[2], ARGV[3]) end \
          return old",
+    )
+});
+
+/// Reads a value (the hash field ARGV[1] when not empty) with its version: `{version, value}`.
+static READ: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if ARGV[1] == '' then \
+           return {tonumber(redis.call('GET', KEYS[2])) or 0, redis.call('GET', KEYS[1])} end \
+         return {tonumber(redis.call('HGET', KEYS[2], ARGV[1])) or 0, redis.call('HGET', KEYS[1], ARGV[1])}",
+    )
+});
+
+/// Compare-and-set: writes ARGV[3] to the value (the hash field ARGV[1] when not empty, only
+/// while it exists) and publishes ARGV[5] on ARGV[4], only if its version is still ARGV[2]:
+/// `{1, new version, false}`; otherwise writes nothing and answers `{0, version, value}`, what
+/// is stored now, so a retry needs no read of its own. A version is never reused (a cell's
+/// counts its writes, an item's comes from the collection's sequence KEYS[3]), so a value
+/// removed and written again is never mistaken for the one seen.
+static SWAP: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local f = ARGV[1] local v \
+         if f == '' then v = tonumber(redis.call('GET', KEYS[2])) or 0 \
+         else v = tonumber(redis.call('HGET', KEYS[2], f)) or 0 end \
+         if v == tonumber(ARGV[2]) then \
+           if f == '' then redis.call('SET', KEYS[1], ARGV[3]) v = redis.call('INCR', KEYS[2]) \
+           elseif redis.call('HEXISTS', KEYS[1], f) == 1 then \
+             redis.call('HSET', KEYS[1], f, ARGV[3]) v = redis.call('INCR', KEYS[3]) \
+             redis.call('HSET', KEYS[2], f, v) \
+           else return {0, 0, false} end \
+           redis.call('PUBLISH', ARGV[4], ARGV[5]) return {1, v, false} end \
+         if f == '' then return {0, v, redis.call('GET', KEYS[1])} end \
+         return {0, v, redis.call('HGET', KEYS[1], f)}",
     )
 });
 
@@ -49,33 +87,6 @@ static XADD: LazyLock<Script> = LazyLock::new(|| {
          elseif ARGV[1] ~= '0' then id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'c', ARGV[2]) end \
          redis.call('PUBLISH', ARGV[3], ARGV[4] .. id .. ARGV[5]) return id",
     )
-});
-
-/// Takes the lease KEYS[1] for ARGV[2] ms and reads KEYS[2] (the hash field ARGV[3] when not
-/// empty) under it: `{1, value}`, or `{0, false}` while another holds the lease.
-static LEASE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
-           if ARGV[3] == '' then return {1, redis.call('GET', KEYS[2])} end \
-           return {1, redis.call('HGET', KEYS[2], ARGV[3])} end \
-         return {0, false}",
-    )
-});
-
-/// Writes KEYS[2] (or its field ARGV[2]), publishes and releases the lease, only while the
-/// lease is still ours: 1, or 0 when it expired first (nothing is written then).
-static COMMIT: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
-         if ARGV[2] == '' then redis.call('SET', KEYS[2], ARGV[3]) \
-         else redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end \
-         redis.call('PUBLISH', ARGV[4], ARGV[5]) redis.call('DEL', KEYS[1]) return 1",
-    )
-});
-
-/// Releases a lease still ours without writing.
-static RELEASE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new("if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1")
 });
 
 /// Seeds a hash or stream once per member: only the first instance's values go in, so a later
@@ -98,10 +109,6 @@ static INCR: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// How long a read-modify-write holds its lease at most: an instance killed mid-update blocks
-/// the value this long.
-const LEASE_TTL: Duration = Duration::from_secs(2);
-
 /// A stream entry id, `ms-seq`, comparable.
 pub(crate) type EntryId = (u64, u64);
 
@@ -111,27 +118,24 @@ fn entry_id(s: &str) -> EntryId {
     (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
 }
 
-/// What a [`Lease`] holds here: its token in Redis and this instance's turn for the value.
+/// What this instance last knew of one value: as stored, and its version.
+struct Seen {
+    value: Option<String>,
+    version: i64,
+}
+
+/// One value's turn: callers of one instance updating one value take it in order (first come,
+/// first served), so they do not race each other's swaps; it keeps the value as last known.
+type Slot = Arc<tokio::sync::Mutex<Option<Seen>>>;
+
+/// What a [`Turn`] holds here: the value's slot, locked, and when the update must give up.
 struct Hold {
-    token: String,
-    /// Given back after the Redis lease (on drop).
-    _turn: tokio::sync::OwnedMutexGuard<()>,
+    seen: tokio::sync::OwnedMutexGuard<Option<Seen>>,
+    deadline: Instant,
 }
 
-impl Hold {
-    /// The hold of a lease this backing handed out; kept until the lease's script has run, so
-    /// this instance's next caller waits its turn until then.
-    fn of(hold: backing::Hold) -> Option<Box<Hold>> {
-        hold.downcast::<Hold>().ok()
-    }
-}
-
-/// A value's local queue: callers of one instance updating one value wait here in order, so
-/// only one of them at a time competes with other instances for the Redis lease.
-type Queue = Arc<tokio::sync::Mutex<()>>;
-
-/// How many idle local queues a member keeps before sweeping them.
-const IDLE_QUEUES: usize = 64;
+/// How many idle slots a member keeps before sweeping them.
+const IDLE_SLOTS: usize = 64;
 
 /// One member's (or counter's) place in the store. Built by [`RedisStore::attach`](super::RedisStore::attach).
 pub struct Remote {
@@ -142,9 +146,13 @@ pub struct Remote {
     lagged: broadcast::Sender<u64>,
     /// A stream's last entry delivered to this instance's subscribers.
     mark: Mutex<EntryId>,
-    /// Local queues for this value's leases, by hash field (`""`: the value itself); idle ones
-    /// are swept once there are more than [`IDLE_QUEUES`].
-    queues: Mutex<std::collections::HashMap<String, Queue>>,
+    /// A cell's version key, or a collection's hash of item versions.
+    versions: String,
+    /// A collection's version sequence.
+    sequence: String,
+    /// This value's slots, by hash field (`""`: the value itself); idle ones are swept once
+    /// there are more than [`IDLE_SLOTS`].
+    slots: Mutex<std::collections::HashMap<String, Slot>>,
 }
 
 impl fmt::Debug for Remote {
@@ -168,10 +176,12 @@ impl Remote {
         Remote {
             store,
             name: name.to_owned(),
-            key,
             lagged: broadcast::channel(16).0,
             mark: Mutex::new((0, 0)),
-            queues: Mutex::new(std::collections::HashMap::new()),
+            versions: format!("{key}:version"),
+            sequence: format!("{key}:seq"),
+            key,
+            slots: Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -202,13 +212,6 @@ impl Remote {
             self.key.clone(),
             self.store.channel().to_owned(),
         )
-    }
-
-    fn lease_key(&self, field: Option<&str>) -> String {
-        match field {
-            Some(id) => format!("{}:lease:{}:{id}", self.store.prefix(), self.name),
-            None => format!("{}:lease:{}", self.store.prefix(), self.name),
-        }
     }
 
     /// One plain command on this value's key, then `args` (`GET`, `HGET field`, `HKEYS`, …).
@@ -246,14 +249,28 @@ impl Remote {
         self.store.channel().to_owned()
     }
 
-    /// This instance's queue for the value (its hash field `field`, when not empty).
-    fn queue(&self, field: &str) -> Queue {
-        let mut queues = lock(&self.queues);
-        if queues.len() > IDLE_QUEUES && !queues.contains_key(field) {
-            // Nobody holds or waits on a queue only the map references.
-            queues.retain(|_, q| Arc::strong_count(q) > 1);
+    /// This instance's slot for the value (its hash field `field`, when not empty).
+    fn slot(&self, field: &str) -> Slot {
+        let mut slots = lock(&self.slots);
+        if slots.len() > IDLE_SLOTS && !slots.contains_key(field) {
+            // Nobody holds or waits on a slot only the map references.
+            slots.retain(|_, q| Arc::strong_count(q) > 1);
         }
-        queues.entry(field.to_owned()).or_default().clone()
+        slots.entry(field.to_owned()).or_default().clone()
+    }
+
+    /// Why an update gave up: other writers kept coming first for the whole budget.
+    fn busy(&self) -> Unanswered {
+        Unanswered(format!(
+            "{} was being updated by other calls (through this instance or another) for over {} ms — this call did not complete; retry it",
+            self.name,
+            OP_TIMEOUT.as_millis()
+        ))
+    }
+
+    /// The keys every versioned script takes: the value, its versions, the sequence.
+    fn versioned_keys(&self) -> Vec<String> {
+        vec![self.key.clone(), self.versions.clone(), self.sequence.clone()]
     }
 
     /// The stream's chunks up to and including `end` (all of them when `None`), oldest first.
@@ -282,8 +299,17 @@ impl Backing for Remote {
 
     fn set(&self, value: String, change: &Change) -> Backed<()> {
         let message = self.message(change);
-        self.script::<i64>(&SET, vec![self.key.clone()], vec![value, self.channel(), message])
-            .map(drop)
+        let args = vec![value.clone(), self.channel(), message];
+        let version = self.script::<i64>(&SET, vec![self.key.clone(), self.versions.clone()], args)?;
+        // What this instance wrote is what it knows now (unless an update holds the turn; its
+        // swap then learns the version from Redis).
+        if let Ok(mut seen) = self.slot("").try_lock_owned() {
+            *seen = Some(Seen {
+                value: Some(value),
+                version,
+            });
+        }
+        Ok(())
     }
 
     fn publish(&self, change: &Change) -> Backed<()> {
@@ -345,93 +371,91 @@ impl Backing for Remote {
         let message = self.message(change);
         self.script(
             &HSET,
-            vec![self.key.clone()],
+            self.versioned_keys(),
             vec![id, item, self.channel(), message],
         )
     }
 
     fn remove(&self, id: String, change: &Change) -> Backed<Option<String>> {
         let message = self.message(change);
-        self.script(&HDEL, vec![self.key.clone()], vec![id, self.channel(), message])
+        let keys = vec![self.key.clone(), self.versions.clone()];
+        self.script(&HDEL, keys, vec![id, self.channel(), message])
     }
 
-    /// Within [`OP_TIMEOUT`].
-    fn lease(&self, field: Option<&str>) -> Backed<Lease> {
-        static TOKENS: AtomicU64 = AtomicU64::new(0);
-        let token = format!(
-            "{}-{}-{:?}",
-            std::process::id(),
-            TOKENS.fetch_add(1, Ordering::Relaxed),
-            Instant::now()
-        );
-        let (mut con, key, _) = self.parts();
-        let (lease_key, field) = (self.lease_key(field), field.unwrap_or_default().to_owned());
-        let queue = self.queue(&field);
-        let held = token.clone();
-        let got = self.store.block(async move {
-            let deadline = Instant::now() + OP_TIMEOUT - Duration::from_millis(500);
-            // Fair (first come, first served) among this instance's callers; without it every
-            // caller polls Redis and the unlucky ones wait out the whole budget.
-            let Ok(turn) = tokio::time::timeout_at(deadline.into(), queue.lock_owned()).await else {
-                return Ok(None);
-            };
-            let mut pause = Duration::from_micros(100);
-            loop {
-                let (won, value): (i64, Option<String>) = LEASE
-                    .key(&lease_key)
-                    .key(&key)
-                    .arg(&held)
-                    .arg(LEASE_TTL.as_millis() as u64)
-                    .arg(&field)
-                    .invoke_async(&mut con)
-                    .await?;
-                if won == 1 {
-                    return Ok(Some((value, turn)));
-                }
-                if Instant::now() >= deadline {
-                    return Ok(None);
-                }
-                // Only other instances' turn-holders compete here: a short pause suffices.
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_millis(2));
-            }
-        })?;
-        match got {
-            Some((value, turn)) => Ok(Lease {
-                value,
-                hold: Box::new(Hold { token, _turn: turn }),
-            }),
-            None => Err(Unanswered(format!(
-                "{} was being updated by other calls (through this instance or another) for over {} ms — this call did not complete; retry it",
-                self.name,
-                OP_TIMEOUT.as_millis()
-            ))),
+    /// Within [`OP_TIMEOUT`]; reads the value (one round trip) only when this instance knows
+    /// none.
+    fn turn(&self, field: Option<&str>) -> Backed<Turn> {
+        let deadline = Instant::now() + OP_TIMEOUT - Duration::from_millis(500);
+        let slot = self.slot(field.unwrap_or_default());
+        let mut seen = match slot.clone().try_lock_owned() {
+            Ok(seen) => seen,
+            Err(_) => self
+                .store
+                .block(async move {
+                    Ok(tokio::time::timeout_at(deadline.into(), slot.lock_owned())
+                        .await
+                        .ok())
+                })?
+                .ok_or_else(|| self.busy())?,
+        };
+        // An item known absent may have been written since: only a known value is trusted (a
+        // stale one is caught by the swap).
+        if seen.as_ref().is_none_or(|s| field.is_some() && s.value.is_none()) {
+            let (version, value): (i64, Option<String>) = self.script(
+                &READ,
+                vec![self.key.clone(), self.versions.clone()],
+                vec![field.unwrap_or_default().to_owned()],
+            )?;
+            *seen = Some(Seen { value, version });
         }
+        Ok(Turn {
+            value: seen.as_ref().and_then(|s| s.value.clone()),
+            hold: Box::new(Hold { seen, deadline }),
+        })
     }
 
-    fn commit(&self, hold: backing::Hold, field: Option<&str>, value: String, change: &Change) -> Backed<()> {
-        let keys = vec![self.lease_key(field), self.key.clone()];
-        let hold = Hold::of(hold);
+    fn swap(
+        &self,
+        hold: &mut backing::Hold,
+        field: Option<&str>,
+        value: String,
+        change: &Change,
+    ) -> Backed<Swapped> {
+        let Some(hold) = hold.downcast_mut::<Hold>() else {
+            return Err(self.busy());
+        };
+        let expected = hold.seen.as_ref().map_or(0, |s| s.version);
         let args = vec![
-            hold.as_ref().map(|h| h.token.clone()).unwrap_or_default(),
             field.unwrap_or_default().to_owned(),
-            value,
+            expected.to_string(),
+            value.clone(),
             self.channel(),
             self.message(change),
         ];
-        if self.script::<i64>(&COMMIT, keys, args)? == 1 {
-            return Ok(());
-        }
-        Err(Unanswered(format!(
-            "the update of {} held its store lease for over {} ms, so it was not applied; retry it",
-            self.name,
-            LEASE_TTL.as_millis()
-        )))
-    }
-
-    fn release(&self, hold: backing::Hold, field: Option<&str>) {
-        if let Some(hold) = Hold::of(hold) {
-            let _ = self.script::<i64>(&RELEASE, vec![self.lease_key(field)], vec![hold.token.clone()]);
+        let swapped = self.script::<(i64, i64, Option<String>)>(&SWAP, self.versioned_keys(), args);
+        match swapped {
+            Ok((1, version, _)) => {
+                *hold.seen = Some(Seen {
+                    value: Some(value),
+                    version,
+                });
+                Ok(Swapped::Written)
+            }
+            Ok((_, version, now)) => {
+                *hold.seen = Some(Seen {
+                    value: now.clone(),
+                    version,
+                });
+                if Instant::now() >= hold.deadline {
+                    return Err(self.busy());
+                }
+                Ok(Swapped::Moved(now))
+            }
+            Err(e) => {
+                // Written or not, this instance no longer knows: read again next time.
+                *hold.seen = None;
+                Err(e)
+            }
         }
     }
 
