@@ -43,6 +43,10 @@ pub struct Turn {
 
 /// What [`Backing::swap`] did.
 #[derive(Debug)]
+#[allow(
+    dead_code,
+    reason = "only a backend answers it, and the one there is is behind a feature"
+)]
 pub enum Swapped {
     /// The value was written (and its change published).
     Written,
