@@ -184,6 +184,9 @@ impl Cluster {
                     "yes",
                     "--save",
                     "",
+                    // A replica syncs at once instead of after Redis' default 5 s.
+                    "--repl-diskless-sync-delay",
+                    "0",
                 ];
                 Redis::launched(&flags, "redis-cluster")
             })
@@ -204,6 +207,10 @@ impl Cluster {
         assert!(
             eventually(Duration::from_secs(60), || cluster.ok()),
             "every node reports cluster_state:ok within 60 s"
+        );
+        assert!(
+            eventually(Duration::from_secs(60), || cluster.synced_replicas() == 3),
+            "each master's replica is in sync within 60 s"
         );
         Some(cluster)
     }
@@ -251,6 +258,18 @@ impl Cluster {
             seen = Some(at);
         }
         seen.filter(|&at| self.nodes[at].child.is_some())
+    }
+
+    /// How many running nodes are replicas with their link to their master up.
+    pub fn synced_replicas(&self) -> usize {
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .filter(|n| {
+                cli(n.port, &["INFO", "replication"])
+                    .is_some_and(|i| i.contains("role:slave") && i.contains("master_link_status:up"))
+            })
+            .count()
     }
 
     /// How many replicas the node `at` has connected and in sync.

@@ -110,6 +110,10 @@ pub(crate) struct Inner {
     handle: tokio::runtime::Handle,
     attached: RwLock<Option<Attached>>,
     logs: Mutex<std::collections::HashMap<String, Arc<log::Followers>>>,
+    /// This store's part of every version it writes: unique among instances and stores.
+    instance: String,
+    /// The other part: how many versions it wrote before.
+    versions: std::sync::atomic::AtomicU64,
 }
 
 impl Drop for Inner {
@@ -239,6 +243,8 @@ impl RedisStore {
             attached: RwLock::new(None),
             logs: Mutex::new(std::collections::HashMap::new()),
             url,
+            instance: instance(),
+            versions: std::sync::atomic::AtomicU64::new(0),
         });
         feed::start(feed, &inner).map_err(|e| {
             StoreError::new(format!(
@@ -362,35 +368,117 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Result<T, Unanswered> {
-        wait(&self.handle, fut).map_err(|e| {
+        self.answer(send(&self.handle, fut))
+    }
+
+    /// Starts `fut` on the store's runtime without waiting: its command is on the connection,
+    /// ahead of any this thread sends later, when this returns.
+    pub(crate) fn send<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
+    ) -> Sent<T> {
+        send(&self.handle, fut)
+    }
+
+    /// Waits for what [`send`](Inner::send) started, as [`block`](Inner::block) does.
+    pub(crate) fn answer<T>(&self, sent: Sent<T>) -> Result<T, Unanswered> {
+        sent.answer().map_err(|e| {
             Unanswered(format!(
                 "the store is unreachable ({}): {e} — this call did not complete, and the writes it made before the failure may have been applied; check the state before retrying",
                 self.url
             ))
         })
     }
+
+    /// A version no other write of any instance uses.
+    pub(crate) fn version(&self) -> String {
+        format!(
+            "{}.{}",
+            self.instance,
+            self.versions.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        )
+    }
 }
 
-/// Runs `fut` on `handle`'s runtime and waits for its answer on this thread, in
-/// `block_in_place` when this thread is a multi-thread runtime's worker.
+/// An id no other store (in this process or another, now or later) has: the process, the
+/// time and a count of the stores this process opened.
+fn instance() -> String {
+    static STORES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let n = STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{:x}.{now:x}.{n}", std::process::id())
+}
+
+/// What a request answers: a Redis answer, or nothing within [`OP_TIMEOUT`].
+type Answer<T> = Result<redis::RedisResult<T>, tokio::time::error::Elapsed>;
+
+/// A request on its way: its command is on the connection; its answer may still be to come.
+pub(crate) enum Sent<T> {
+    Answered(Answer<T>),
+    Waiting {
+        task: std::pin::Pin<Box<dyn Future<Output = Answer<T>> + Send>>,
+        handle: tokio::runtime::Handle,
+    },
+}
+
+impl<T> Sent<T> {
+    /// Waits for the answer on this thread (bounded by [`OP_TIMEOUT`]), in `block_in_place`
+    /// when this thread is a multi-thread runtime's worker. The answer wakes this thread
+    /// itself: no task of the store's runtime stands between.
+    fn answer(self) -> Result<T, String> {
+        let got = match self {
+            Sent::Answered(got) => got,
+            Sent::Waiting { task, handle } => {
+                let receive = move || {
+                    let _inside = handle.enter();
+                    futures::executor::block_on(task)
+                };
+                match tokio::runtime::Handle::try_current() {
+                    Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                        tokio::task::block_in_place(receive)
+                    }
+                    _ => receive(),
+                }
+            }
+        };
+        match got {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer within {} ms", OP_TIMEOUT.as_millis())),
+        }
+    }
+}
+
+/// Starts `fut` in `handle`'s runtime context. It is polled once here, so its command is on
+/// the connection before this thread starts another: one thread's requests reach Redis in the
+/// order it made them (an update's successor builds on a swap still in flight).
+fn send<T: Send + 'static>(
+    handle: &tokio::runtime::Handle,
+    fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
+) -> Sent<T> {
+    let _inside = handle.enter();
+    let mut task: std::pin::Pin<Box<dyn Future<Output = Answer<T>> + Send>> =
+        Box::pin(tokio::time::timeout(OP_TIMEOUT, fut));
+    // Pending, `answer` polls it again, with a waker that counts.
+    match task
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    {
+        std::task::Poll::Ready(got) => Sent::Answered(got),
+        std::task::Poll::Pending => Sent::Waiting {
+            task,
+            handle: handle.clone(),
+        },
+    }
+}
+
+/// Runs `fut` on `handle`'s runtime and waits for its answer on this thread.
 fn wait<T: Send + 'static>(
     handle: &tokio::runtime::Handle,
     fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
 ) -> Result<T, String> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    handle.spawn(async move {
-        let _ = tx.send(tokio::time::timeout(OP_TIMEOUT, fut).await);
-    });
-    let receive = move || rx.recv_timeout(OP_TIMEOUT + Duration::from_secs(1));
-    let got = match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(receive)
-        }
-        _ => receive(),
-    };
-    match got {
-        Ok(Ok(Ok(v))) => Ok(v),
-        Ok(Ok(Err(e))) => Err(e.to_string()),
-        _ => Err(format!("no answer within {} ms", OP_TIMEOUT.as_millis())),
-    }
+    send(handle, fut).answer()
 }

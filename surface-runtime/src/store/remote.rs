@@ -16,22 +16,21 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 
-/// Sets a cell and bumps its version (answered), and publishes its change, in one step.
+/// Sets a cell to ARGV[1] at the version ARGV[2], and publishes its change, in one step.
 static SET: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        "redis.call('SET', KEYS[1], ARGV[1]) local v = redis.call('INCR', KEYS[2]) \
-         redis.call('PUBLISH', ARGV[2], ARGV[3]) return v",
+        "redis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[2]) \
+         redis.call('PUBLISH', ARGV[3], ARGV[4]) return 1",
     )
 });
 
-/// Sets a hash field, gives it a new version and publishes its change; answers the value it
-/// replaced.
+/// Sets the hash field ARGV[1] to ARGV[2] at the version ARGV[3] and publishes its change;
+/// answers the value it replaced.
 static HSET: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
-         redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) \
-         redis.call('HSET', KEYS[2], ARGV[1], redis.call('INCR', KEYS[3])) \
-         redis.call('PUBLISH', ARGV[3], ARGV[4]) return old",
+         redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) \
+         redis.call('PUBLISH', ARGV[4], ARGV[5]) return old",
     )
 });
 
@@ -46,33 +45,34 @@ static HDEL: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// Reads a value (the hash field ARGV[1] when not empty) with its version: `{version, value}`.
+/// Reads a value (the hash field ARGV[1] when not empty) with its version (`''` for a value
+/// seeded and never written since): `{version, value}`.
 static READ: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "if ARGV[1] == '' then \
-           return {tonumber(redis.call('GET', KEYS[2])) or 0, redis.call('GET', KEYS[1])} end \
-         return {tonumber(redis.call('HGET', KEYS[2], ARGV[1])) or 0, redis.call('HGET', KEYS[1], ARGV[1])}",
+           return {redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[1])} end \
+         return {redis.call('HGET', KEYS[2], ARGV[1]) or '', redis.call('HGET', KEYS[1], ARGV[1])}",
     )
 });
 
-/// Compare-and-set: writes ARGV[3] to the value (the hash field ARGV[1] when not empty, only
-/// while it exists) and publishes ARGV[5] on ARGV[4], only if its version is still ARGV[2]:
-/// `{1, new version, false}`; otherwise writes nothing and answers `{0, version, value}`, what
-/// is stored now, so a retry needs no read of its own. A version is never reused (a cell's
-/// counts its writes, an item's comes from the collection's sequence KEYS[3]), so a value
-/// removed and written again is never mistaken for the one seen.
+/// Compare-and-set: if the value's version (the hash field ARGV[1]'s, when not empty, while it
+/// exists) is still ARGV[2], writes ARGV[4] at the version ARGV[3] and publishes ARGV[6] on
+/// ARGV[5]: `{1, '', false}`; otherwise writes nothing and answers `{0, version, value}`, what is stored
+/// now, so a retry needs no read of its own. Versions are unique (the writer's instance and a
+/// count), so a swap never mistakes another write, or a value removed and written again, for
+/// the one it saw — and a swap may build on one still in flight: it succeeds only if that one
+/// did.
 static SWAP: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local f = ARGV[1] local v \
-         if f == '' then v = tonumber(redis.call('GET', KEYS[2])) or 0 \
-         else v = tonumber(redis.call('HGET', KEYS[2], f)) or 0 end \
-         if v == tonumber(ARGV[2]) then \
-           if f == '' then redis.call('SET', KEYS[1], ARGV[3]) v = redis.call('INCR', KEYS[2]) \
+         if f == '' then v = redis.call('GET', KEYS[2]) else v = redis.call('HGET', KEYS[2], f) end \
+         v = v or '' \
+         if v == ARGV[2] then \
+           if f == '' then redis.call('SET', KEYS[1], ARGV[4]) redis.call('SET', KEYS[2], ARGV[3]) \
            elseif redis.call('HEXISTS', KEYS[1], f) == 1 then \
-             redis.call('HSET', KEYS[1], f, ARGV[3]) v = redis.call('INCR', KEYS[3]) \
-             redis.call('HSET', KEYS[2], f, v) \
-           else return {0, 0, false} end \
-           redis.call('PUBLISH', ARGV[4], ARGV[5]) return {1, v, false} end \
+             redis.call('HSET', KEYS[1], f, ARGV[4]) redis.call('HSET', KEYS[2], f, ARGV[3]) \
+           else return {0, '', false} end \
+           redis.call('PUBLISH', ARGV[5], ARGV[6]) return {1, '', false} end \
          if f == '' then return {0, v, redis.call('GET', KEYS[1])} end \
          return {0, v, redis.call('HGET', KEYS[1], f)}",
     )
@@ -118,19 +118,52 @@ fn entry_id(s: &str) -> EntryId {
     (ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
 }
 
-/// What this instance last knew of one value: as stored, and its version.
+/// What this instance last knew of one value: as stored, and its version — or, while a swap is
+/// in flight, what that swap writes.
+#[derive(Clone)]
 struct Seen {
     value: Option<String>,
-    version: i64,
+    version: String,
+}
+
+/// What one instance knows of one value.
+#[derive(Default)]
+struct Known {
+    seen: Option<Seen>,
+    /// How many times Redis told what is stored (a read, a write's or a failed swap's answer);
+    /// a swap built on what it knew, and its failure teaches the slot only if nothing newer
+    /// did since.
+    epoch: u64,
+    /// When a swap last found another instance's write: until [`CALM`] after it, a swap keeps
+    /// the turn until its answer.
+    conflict: Option<Instant>,
+}
+
+/// How long after a conflict with another instance's write swaps stop passing the turn on
+/// before their answer: with several instances writing one value, a chain of swaps built on
+/// each other would fail together at each of the others' writes.
+const CALM: Duration = Duration::from_secs(1);
+
+impl Known {
+    /// What Redis said is stored.
+    fn learn(&mut self, seen: Option<Seen>) {
+        self.seen = seen;
+        self.epoch += 1;
+    }
 }
 
 /// One value's turn: callers of one instance updating one value take it in order (first come,
 /// first served), so they do not race each other's swaps; it keeps the value as last known.
-type Slot = Arc<tokio::sync::Mutex<Option<Seen>>>;
+type Slot = Arc<tokio::sync::Mutex<Known>>;
 
-/// What a [`Turn`] holds here: the value's slot, locked, and when the update must give up.
+/// The turn, taken.
+type Taken = tokio::sync::OwnedMutexGuard<Known>;
+
+/// What a [`Turn`] holds here: the value's slot (locked while the caller has the turn) and
+/// when the update must give up.
 struct Hold {
-    seen: tokio::sync::OwnedMutexGuard<Option<Seen>>,
+    slot: Slot,
+    seen: Option<Taken>,
     deadline: Instant,
 }
 
@@ -148,8 +181,6 @@ pub struct Remote {
     mark: Mutex<EntryId>,
     /// A cell's version key, or a collection's hash of item versions.
     versions: String,
-    /// A collection's version sequence.
-    sequence: String,
     /// This value's slots, by hash field (`""`: the value itself); idle ones are swept once
     /// there are more than [`IDLE_SLOTS`].
     slots: Mutex<std::collections::HashMap<String, Slot>>,
@@ -179,7 +210,6 @@ impl Remote {
             lagged: broadcast::channel(16).0,
             mark: Mutex::new((0, 0)),
             versions: format!("{key}:version"),
-            sequence: format!("{key}:seq"),
             key,
             slots: Mutex::new(std::collections::HashMap::new()),
         }
@@ -268,9 +298,24 @@ impl Remote {
         ))
     }
 
-    /// The keys every versioned script takes: the value, its versions, the sequence.
+    /// The keys every versioned script takes: the value and its versions.
     fn versioned_keys(&self) -> Vec<String> {
-        vec![self.key.clone(), self.versions.clone(), self.sequence.clone()]
+        vec![self.key.clone(), self.versions.clone()]
+    }
+
+    /// Waits for this instance's turn at `slot`, until `deadline`.
+    fn take_turn(&self, slot: &Slot, deadline: Instant) -> Backed<Taken> {
+        if let Ok(seen) = slot.clone().try_lock_owned() {
+            return Ok(seen);
+        }
+        let slot = slot.clone();
+        self.store
+            .block(async move {
+                Ok(tokio::time::timeout_at(deadline.into(), slot.lock_owned())
+                    .await
+                    .ok())
+            })?
+            .ok_or_else(|| self.busy())
     }
 
     /// The stream's chunks up to and including `end` (all of them when `None`), oldest first.
@@ -298,16 +343,21 @@ impl Backing for Remote {
     }
 
     fn set(&self, value: String, change: &Change) -> Backed<()> {
-        let message = self.message(change);
-        let args = vec![value.clone(), self.channel(), message];
-        let version = self.script::<i64>(&SET, vec![self.key.clone(), self.versions.clone()], args)?;
-        // What this instance wrote is what it knows now (unless an update holds the turn; its
-        // swap then learns the version from Redis).
-        if let Ok(mut seen) = self.slot("").try_lock_owned() {
-            *seen = Some(Seen {
+        let version = self.store.version();
+        let args = vec![
+            value.clone(),
+            version.clone(),
+            self.channel(),
+            self.message(change),
+        ];
+        self.script::<i64>(&SET, self.versioned_keys(), args)?;
+        // What this instance wrote is what it knows now (unless an update has the turn; its
+        // swap then learns what is stored).
+        if let Ok(mut known) = self.slot("").try_lock_owned() {
+            known.learn(Some(Seen {
                 value: Some(value),
                 version,
-            });
+            }));
         }
         Ok(())
     }
@@ -368,18 +418,19 @@ impl Backing for Remote {
     }
 
     fn upsert(&self, id: String, item: String, change: &Change) -> Backed<Option<String>> {
-        let message = self.message(change);
-        self.script(
-            &HSET,
-            self.versioned_keys(),
-            vec![id, item, self.channel(), message],
-        )
+        let args = vec![
+            id,
+            item,
+            self.store.version(),
+            self.channel(),
+            self.message(change),
+        ];
+        self.script(&HSET, self.versioned_keys(), args)
     }
 
     fn remove(&self, id: String, change: &Change) -> Backed<Option<String>> {
         let message = self.message(change);
-        let keys = vec![self.key.clone(), self.versions.clone()];
-        self.script(&HDEL, keys, vec![id, self.channel(), message])
+        self.script(&HDEL, self.versioned_keys(), vec![id, self.channel(), message])
     }
 
     /// Within [`OP_TIMEOUT`]; reads the value (one round trip) only when this instance knows
@@ -387,33 +438,32 @@ impl Backing for Remote {
     fn turn(&self, field: Option<&str>) -> Backed<Turn> {
         let deadline = Instant::now() + OP_TIMEOUT - Duration::from_millis(500);
         let slot = self.slot(field.unwrap_or_default());
-        let mut seen = match slot.clone().try_lock_owned() {
-            Ok(seen) => seen,
-            Err(_) => self
-                .store
-                .block(async move {
-                    Ok(tokio::time::timeout_at(deadline.into(), slot.lock_owned())
-                        .await
-                        .ok())
-                })?
-                .ok_or_else(|| self.busy())?,
-        };
+        let mut known = self.take_turn(&slot, deadline)?;
         // An item known absent may have been written since: only a known value is trusted (a
         // stale one is caught by the swap).
-        if seen.as_ref().is_none_or(|s| field.is_some() && s.value.is_none()) {
-            let (version, value): (i64, Option<String>) = self.script(
-                &READ,
-                vec![self.key.clone(), self.versions.clone()],
-                vec![field.unwrap_or_default().to_owned()],
-            )?;
-            *seen = Some(Seen { value, version });
+        if known
+            .seen
+            .as_ref()
+            .is_none_or(|s| field.is_some() && s.value.is_none())
+        {
+            let args = vec![field.unwrap_or_default().to_owned()];
+            let (version, value) = self.script(&READ, self.versioned_keys(), args)?;
+            known.learn(Some(Seen { value, version }));
         }
         Ok(Turn {
-            value: seen.as_ref().and_then(|s| s.value.clone()),
-            hold: Box::new(Hold { seen, deadline }),
+            value: known.seen.as_ref().and_then(|s| s.value.clone()),
+            hold: Box::new(Hold {
+                slot,
+                seen: Some(known),
+                deadline,
+            }),
         })
     }
 
+    /// While no other instance writes the value, the turn passes on as soon as the swap is sent:
+    /// the next caller builds on the value it writes, so one instance's updates of a hot value
+    /// go out back to back instead of one round trip apart (a successor's swap fails, and it
+    /// retries, only if this one does). After a conflict, the turn is kept until the answer.
     fn swap(
         &self,
         hold: &mut backing::Hold,
@@ -424,36 +474,82 @@ impl Backing for Remote {
         let Some(hold) = hold.downcast_mut::<Hold>() else {
             return Err(self.busy());
         };
-        let expected = hold.seen.as_ref().map_or(0, |s| s.version);
+        let mut known = match hold.seen.take() {
+            Some(known) => known,
+            None => self.take_turn(&hold.slot, hold.deadline)?,
+        };
+        let expected = known.seen.as_ref().map(|s| s.version.clone()).unwrap_or_default();
+        let epoch = known.epoch;
+        let version = self.store.version();
         let args = vec![
             field.unwrap_or_default().to_owned(),
-            expected.to_string(),
+            expected,
+            version.clone(),
             value.clone(),
             self.channel(),
             self.message(change),
         ];
-        let swapped = self.script::<(i64, i64, Option<String>)>(&SWAP, self.versioned_keys(), args);
-        match swapped {
-            Ok((1, version, _)) => {
-                *hold.seen = Some(Seen {
-                    value: Some(value),
-                    version,
-                });
+        let mut con = self.store.con();
+        let keys = self.versioned_keys();
+        let sent = self.store.send(async move {
+            let mut call = SWAP.prepare_invoke();
+            for k in keys {
+                call.key(k);
+            }
+            for a in args {
+                call.arg(a);
+            }
+            call.invoke_async::<(i64, String, Option<String>)>(&mut con).await
+        });
+        let written = Seen {
+            value: Some(value),
+            version,
+        };
+        let mut kept = None;
+        if known.conflict.is_some_and(|at| at.elapsed() < CALM) {
+            kept = Some(known);
+        } else {
+            known.seen = Some(written.clone());
+            drop(known);
+        }
+        match self.store.answer(sent) {
+            Ok((1, _, _)) => {
+                if let Some(mut known) = kept {
+                    known.learn(Some(written));
+                }
                 Ok(Swapped::Written)
             }
-            Ok((_, version, now)) => {
-                *hold.seen = Some(Seen {
-                    value: now.clone(),
-                    version,
-                });
+            Ok((_, stored, now)) => {
+                // What is stored, as the answer says — unless another answer taught the slot
+                // since this swap was sent: a successor that built on this swap fails with it,
+                // and the first failure to come back re-teaches the slot for all of them.
+                let mut known = match kept {
+                    Some(known) => known,
+                    None => self.take_turn(&hold.slot, hold.deadline)?,
+                };
+                known.conflict = Some(Instant::now());
+                if known.epoch == epoch {
+                    known.learn(Some(Seen {
+                        value: now,
+                        version: stored,
+                    }));
+                }
+                let now = known.seen.as_ref().and_then(|s| s.value.clone());
+                hold.seen = Some(known);
                 if Instant::now() >= hold.deadline {
                     return Err(self.busy());
                 }
                 Ok(Swapped::Moved(now))
             }
             Err(e) => {
-                // Written or not, this instance no longer knows: read again next time.
-                *hold.seen = None;
+                // Written or not, this instance no longer knows what is stored: read it again
+                // next time (unless an answer taught the slot since).
+                let known = kept.map_or_else(|| hold.slot.clone().try_lock_owned().ok(), Some);
+                if let Some(mut known) = known
+                    && known.epoch == epoch
+                {
+                    known.learn(None);
+                }
                 Err(e)
             }
         }
