@@ -32,7 +32,7 @@
 //! connection's, which rmcp cancels when the connection ends.
 
 use super::fast;
-use super::session::{Handler, Session as Front};
+use super::session::Handler;
 use super::transport::{Direct, Taken};
 use crate::sync::lock;
 use rmcp::model::{ClientRequest, GetMeta, JsonRpcRequest, ProtocolVersion, ServerJsonRpcMessage};
@@ -98,7 +98,7 @@ impl Direct for Session {
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
         let answer = Box::pin(async move {
-            match rmcp::Service::handle_request(&Front::new(handler), request, context).await {
+            match fast::dispatch(handler, request, context).await {
                 Ok(result) => ServerJsonRpcMessage::response(result, id),
                 Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
             }

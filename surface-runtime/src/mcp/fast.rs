@@ -10,7 +10,9 @@
 //! cannot drift; what each transport adds (a session's lifecycle on stdio, headers and progress
 //! streams on HTTP) is said in its own module.
 
-use rmcp::model::{ClientRequest, GetExtensions, GetMeta, RequestId};
+use super::session::{Handler, Session};
+use rmcp::ErrorData;
+use rmcp::model::{ClientRequest, GetExtensions, GetMeta, RequestId, ServerResult};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -46,4 +48,14 @@ pub(crate) fn context(
     std::mem::swap(&mut context.meta, request.get_meta_mut());
     std::mem::swap(&mut context.extensions, request.extensions_mut());
     context
+}
+
+/// Answers `request` as rmcp's loop would: through the session front (`session.rs`), so our
+/// checks of a 2026-07-28 request's `_meta` run before rmcp's dispatch to `handler`.
+pub(crate) async fn dispatch(
+    handler: Handler,
+    request: ClientRequest,
+    context: RequestContext<RoleServer>,
+) -> Result<ServerResult, ErrorData> {
+    rmcp::Service::handle_request(&Session::new(handler), request, context).await
 }

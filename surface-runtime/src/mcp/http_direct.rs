@@ -383,7 +383,7 @@ impl Direct {
         let mut inner = request.request;
         let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone(), ct);
         keep_parts(parts, &mut context);
-        let answer = rmcp::Service::handle_request(&Session::new(handler), inner, context).await;
+        let answer = super::fast::dispatch(handler, inner, context).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
             Err(error) => {
@@ -429,7 +429,7 @@ impl Direct {
         // sessions run it to the end too).
         // Boxed: the dispatch future is large, and a task moves what it is given a few times.
         let call = tokio::spawn(Box::pin(async move {
-            rmcp::Service::handle_request(&Session::new(handler), inner, context).await
+            super::fast::dispatch(handler, inner, context).await
         }));
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.

@@ -469,6 +469,11 @@ pub fn init_tracing() -> bool {
         .is_ok()
 }
 
+/// Stdin and stdout for the protocol (see `stdio.rs`).
+fn take_stdio() -> Result<stdio::Io, ServeError> {
+    stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))
+}
+
 /// Why serving a connection failed.
 pub struct ServeError(String);
 
@@ -579,8 +584,7 @@ impl ServedMcp {
         if !multi_thread {
             return self.serve_stdio_here().await;
         }
-        let (reader, writer) =
-            stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
+        let (reader, writer) = take_stdio()?;
         let served = self.clone();
         let stop = self.shared.closed.child_token();
         // The caller dropping this future stops the connection on its thread.
@@ -609,8 +613,7 @@ impl ServedMcp {
     /// Serves stdio until the peer closes it, on the runtime this is awaited on, whatever its
     /// flavor (see [`serve_stdio`](Self::serve_stdio) for when that matters).
     pub async fn serve_stdio_here(&self) -> Result<(), ServeError> {
-        let (reader, writer) =
-            stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))?;
+        let (reader, writer) = take_stdio()?;
         // Method-first parsing, batched writes and a bound on requests in flight: see transport.rs.
         self.serve(reader, writer).await?.waiting().await
     }
