@@ -294,8 +294,16 @@ pub async fn processes_view(client: &OpsClient) -> Result<ProcessTable, surface:
 pub struct Wait {
     /// The process to wait for.
     pub pid: u32,
-    /// Give up after this many seconds (default 600).
+    /// Give up after this many seconds (default 600); a client that can answer is asked
+    /// whether to wait as long again.
     pub timeout_secs: Option<u64>,
+}
+
+/// What `proc_wait` asks when a process outlives its timeout.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, surface::Elicit)]
+pub struct KeepWaiting {
+    /// Wait as long again.
+    pub keep_waiting: bool,
 }
 
 /// What `proc_wait` answers.
@@ -310,7 +318,8 @@ pub struct Exited {
 /// Wait until a process exits (it is killed), reporting progress while it runs.
 ///
 /// Long: for a client that supports MCP tasks it runs as a task (poll `tasks/get`); others wait
-/// inline.
+/// inline. When the process outlives the timeout, a client that can answer elicitations is asked
+/// whether to wait as long again (in a task, an `input_required` status).
 #[tool(read_only, task, scope = read, title = "Wait for a process")]
 pub async fn proc_wait(
     args: Wait,
@@ -319,6 +328,7 @@ pub async fn proc_wait(
 ) -> Result<Exited, surface::Failure> {
     let started = std::time::Instant::now();
     let timeout = std::time::Duration::from_secs(args.timeout_secs.unwrap_or(600));
+    let mut deadline = timeout;
     let Some(process) = client.processes().get(&args.pid).await? else {
         return Err(surface::Failure::new(
             surface::FailureKind::Refused,
@@ -334,20 +344,32 @@ pub async fn proc_wait(
             });
         }
         let waited = started.elapsed();
-        if waited >= timeout {
+        if waited >= deadline {
+            let question = format!(
+                "{} (pid {}) still runs after {}s: wait {}s more?",
+                process.name,
+                args.pid,
+                waited.as_secs(),
+                timeout.as_secs()
+            );
+            let again = ctx.elicit::<KeepWaiting>(question).await;
+            if again.is_ok_and(|a| a.accepted().is_some_and(|a| a.keep_waiting)) {
+                deadline += timeout;
+                continue;
+            }
             return Err(surface::Failure::new(
                 surface::FailureKind::Error,
                 format!(
                     "{} (pid {}) still runs after {}s",
                     process.name,
                     args.pid,
-                    timeout.as_secs()
+                    deadline.as_secs()
                 ),
             ));
         }
         ctx.progress_with(
             waited.as_secs_f64(),
-            Some(timeout.as_secs_f64()),
+            Some(deadline.as_secs_f64()),
             format!(
                 "waiting for {} (pid {}) to exit: {}s",
                 process.name,

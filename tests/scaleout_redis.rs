@@ -27,7 +27,7 @@ use surface::store::RedisStore;
 use surface::{Change, LiveMember};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
-use common::redis::Redis;
+use common::redis::{Redis, ops_binary};
 
 /// An `Ops` whose members live in `redis`, with its own connection and change feed: one
 /// instance, as far as the store can tell.
@@ -198,23 +198,6 @@ async fn a_stream_opened_on_another_instance_is_its_snapshot_then_its_tail() {
 }
 
 // ---- instances as processes, over Streamable HTTP ----
-
-/// `ops` built with the `redis` feature.
-fn ops_binary() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--features", "redis", "--example", "ops"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "ops builds with the redis feature");
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/ops")
-}
 
 /// `ops --http 127.0.0.1:0 --redis URL` as a child, and the address it serves.
 async fn ops_instance(bin: &std::path::Path, redis: &Redis) -> (tokio::process::Child, SocketAddr) {
@@ -1282,4 +1265,73 @@ async fn a_session_belongs_to_its_subject_on_every_instance() {
     // And on the instance that refused mallory before, alice is served.
     let continued = post(c_addr, "alice-3", Some(session.clone()), list).await;
     assert!(continued.starts_with("HTTP/1.1 200"), "{continued}");
+}
+
+/// A task is its creator's on every instance: created by alice through A, it is "not found"
+/// for mallory through B (exactly as an unknown id), and alice reads and cancels it there.
+/// (`tests/tasks_redis.rs` has the rest of tasks across instances.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_belongs_to_its_subject_on_every_instance() {
+    let Some(redis) = Redis::start("a_task_belongs_to_its_subject_on_every_instance") else {
+        return;
+    };
+    let protected = || {
+        surface::mcp::HttpOptions::loopback(0)
+            .auth(surface::auth::Auth::custom(Named).with_resource("http://127.0.0.1/mcp"))
+    };
+    let (_a, a_addr) = http_instance(&redis, protected()).await;
+    let (_b, b_addr) = http_instance(&redis, protected()).await;
+    let ask = |addr: SocketAddr, token: &'static str, method: &'static str, mut params: Value| async move {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":
+                {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "owners", "version": "0"}
+        });
+        let name = params["name"]
+            .as_str()
+            .or(params["taskId"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        let bearer = format!("Bearer {token}");
+        let headers = [
+            ("Authorization", bearer.as_str()),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+            ("Mcp-Name", name.as_str()),
+        ];
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        answer_of(&exchange(addr, &headers, &body.to_string()).await)
+    };
+    let created = ask(
+        a_addr,
+        "alice-1",
+        "tools/call",
+        json!({"name": "proc_wait", "arguments": {"pid": 1}}),
+    )
+    .await;
+    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let unknown = ask(b_addr, "mallory", "tasks/get", json!({"taskId": "0123"})).await;
+    for method in ["tasks/get", "tasks/cancel"] {
+        let stolen = ask(b_addr, "mallory", method, json!({"taskId": id})).await;
+        assert_eq!(stolen["error"]["code"], unknown["error"]["code"], "{stolen}");
+        assert_eq!(
+            stolen["error"]["message"].as_str().unwrap(),
+            unknown["error"]["message"].as_str().unwrap().replace("0123", &id),
+            "{method}: {stolen}"
+        );
+    }
+    let seen = ask(b_addr, "alice-2", "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(seen["result"]["status"], "working", "{seen}");
+    let cancelled = ask(b_addr, "alice-2", "tasks/cancel", json!({"taskId": id})).await;
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let task = ask(b_addr, "alice-3", "tasks/get", json!({"taskId": id})).await;
+        if task["result"]["status"] == "cancelled" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never cancelled: {task}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -308,3 +308,20 @@ pub fn round_trips(metrics: &metrics_exporter_prometheus::PrometheusHandle) -> u
         .find_map(|l| l.strip_prefix("surface_redis_round_trips_total "))
         .map_or(0, |v| v.trim().parse::<u64>().unwrap())
 }
+
+/// `ops` built with the `redis` feature (cargo's own build, so the example is fresh).
+pub fn ops_binary() -> PathBuf {
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--features", "redis", "--example", "ops"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "ops builds with the redis feature");
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/ops")
+}

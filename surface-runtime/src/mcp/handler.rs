@@ -244,7 +244,8 @@ impl ServerHandler for Handler {
         let caller = self.principal(&context);
         self.shared
             .tasks
-            .get(&request.task_id, caller.as_deref())
+            .get_anywhere(&request.task_id, caller.as_deref())
+            .await
             .map(GetTaskResult::new)
     }
 
@@ -256,7 +257,8 @@ impl ServerHandler for Handler {
         let caller = self.principal(&context);
         self.shared
             .tasks
-            .update(&request.task_id, caller.as_deref(), request.input_responses)
+            .update_anywhere(&request.task_id, caller.as_deref(), request.input_responses)
+            .await
     }
 
     async fn cancel_task(
@@ -265,7 +267,10 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let caller = self.principal(&context);
-        self.shared.tasks.cancel(&request.task_id, caller.as_deref())
+        self.shared
+            .tasks
+            .cancel_anywhere(&request.task_id, caller.as_deref())
+            .await
     }
 
     async fn list_skills(

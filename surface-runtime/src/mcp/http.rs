@@ -78,6 +78,8 @@ pub struct HttpOptions {
     /// Where sessions and their SSE events live when several instances serve one surface (set
     /// by `store`, which the backend that offers it defines).
     pub(crate) sharing: Option<Arc<dyn SessionSharing>>,
+    /// Where MCP tasks' states live when several instances serve one surface (set by `store`).
+    pub(crate) task_sharing: Option<Arc<dyn super::task_sharing::TaskSharing>>,
     /// Who may call, when the endpoint is a protected resource.
     #[cfg(feature = "auth")]
     auth: Option<crate::auth::Auth>,
@@ -100,6 +102,7 @@ impl HttpOptions {
             keep_alive_timeout: Self::DEFAULT_KEEP_ALIVE_TIMEOUT,
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
             sharing: None,
+            task_sharing: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -511,6 +514,9 @@ impl ServedMcp {
     fn endpoint(&self, options: &HttpOptions, path: Option<&str>) -> Result<HttpService, ServeError> {
         let stop = self.shared.closed.child_token();
         let shared = self.shared.clone();
+        if let Some(tasks) = &options.task_sharing {
+            shared.tasks.share(tasks.clone());
+        }
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
         let mut config = options.config(stop.clone());

@@ -42,8 +42,7 @@ pub trait SessionSharing: Send + Sync + std::fmt::Debug {
 /// Who opened a legacy session on a protected endpoint: the issuer and subject of its token.
 pub type Owner = (String, String);
 
-/// A backend's answer to come.
-pub type Pending<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+pub use super::task_sharing::Pending;
 
 /// The session manager the endpoint serves with: the local one, shared when a backend says so.
 pub(crate) struct Sessions {

@@ -58,6 +58,7 @@ mod session;
 mod skills;
 mod stdio;
 mod subscriptions;
+pub(crate) mod task_sharing;
 mod tasks;
 mod transport;
 mod watch;
@@ -75,6 +76,7 @@ pub use generation::CompositionError;
 #[cfg(feature = "http")]
 pub use http::{HttpOptions, HttpServer, HttpService};
 pub use results::{BRAND, branded, normalize};
+pub use task_sharing::{TASK_LEASE, TASK_ORDERS, TASK_ORDERS_POLL};
 pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings};
 
 /// The stdio transport's codec, for fuzzing, tests and the benchmarks: how a line is decoded

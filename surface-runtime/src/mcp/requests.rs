@@ -142,7 +142,7 @@ impl Handler {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
             let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
             if modern && declared {
-                return self.call_as_task(&generation, entry, request, &context);
+                return self.call_as_task(&generation, entry, request, &context).await;
             }
             if modern && entry.task == TaskSupport::Required {
                 return Err(ErrorData::missing_required_client_capability(
@@ -214,7 +214,7 @@ impl Handler {
 
     /// `tools/call` of a task tool for a client that declared tasks: the task's id at once, the
     /// call running on (tasks.rs). Arguments that do not fit are answered inline, as always.
-    fn call_as_task(
+    async fn call_as_task(
         &self,
         generation: &Arc<Generation>,
         entry: &ToolEntry,
@@ -248,7 +248,14 @@ impl Handler {
                     }
                 }
             })?;
-        Ok(CallToolResponse::Task(created))
+        // Shared with other instances: mirrored before the id goes out (a store that cannot be
+        // reached leaves the task to this instance alone, as without one).
+        if let Some(stored) = created.stored {
+            let _ = stored.await;
+        }
+        Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+            created.task,
+        )))
     }
 
     /// `prompts/get`.

@@ -35,19 +35,23 @@
 //! polling interval suggested, and how many live (non-terminal) tasks the server and one
 //! connection may hold; a call over either cap is answered inline-refused with -32603 saying which.
 //! Terminal tasks are swept on every access to the table.
+//!
+//! Served over HTTP with a store (`HttpOptions::store`), every change of a task's state is
+//! mirrored there too, so any instance answers for it (task_sharing.rs).
 
 use super::asking::TaskInputs;
 use super::results::{self, branded};
+use super::task_sharing::TaskSharing;
 use crate::failure::Failure;
 use crate::sync::lock;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, InputRequest, InputRequests, JsonObject, Task,
-    TaskPayload, TaskStatus,
+    CallToolResult, DetailedTask, InputRequest, InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -105,6 +109,8 @@ struct State {
     terminal: Option<TaskPayload>,
     /// Ended by its TTL (kept one more TTL, see `Tasks::sweep`).
     expired: bool,
+    /// How many times its state was mirrored (each mirrored state is numbered).
+    version: u64,
 }
 
 /// One task.
@@ -122,6 +128,17 @@ pub(crate) struct Entry {
     settings: TaskSettings,
     /// The listen streams that named it.
     watchers: Mutex<Vec<TaskFeed>>,
+    /// Where its state is mirrored for other instances, when they share tasks.
+    mirror: Option<Arc<dyn TaskSharing>>,
+    /// How far its mirroring went.
+    mirrored: Arc<Mirroring>,
+}
+
+/// The numbers of a task's mirrored states: the last whose write ended, the last stored.
+#[derive(Default)]
+struct Mirroring {
+    ended: AtomicU64,
+    stored: AtomicU64,
 }
 
 impl Entry {
@@ -134,7 +151,7 @@ impl Entry {
         self.owner.clone()
     }
 
-    fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         lock(&self.state).terminal.is_none()
     }
 
@@ -155,8 +172,10 @@ impl Entry {
         }
     }
 
-    /// Tells every listen stream naming the task its state now; forgets the closed ones.
+    /// Tells every listen stream naming the task its state now (and the store, when tasks are
+    /// shared); forgets the closed ones.
     fn changed(&self) {
+        let _ = self.publish();
         let task = self.detailed();
         lock(&self.watchers).retain(|feed| {
             !matches!(
@@ -173,9 +192,73 @@ impl Entry {
         watchers.push(feed.clone());
     }
 
+    /// Mirrors the task's state now where other instances read it (under way when this
+    /// returns; the future says whether it was stored); none when tasks are not shared.
+    fn publish(&self) -> Option<Mirrored> {
+        let sharing = self.mirror.as_ref()?;
+        let (version, task, terminal, keep) = {
+            let mut state = lock(&self.state);
+            state.version += 1;
+            // Forgotten here at its TTL (a second one once it expired): there too.
+            let kept = if state.expired {
+                self.settings.ttl * 2
+            } else {
+                self.settings.ttl
+            };
+            let keep = kept
+                .saturating_sub(self.created.elapsed())
+                .max(Duration::from_millis(1));
+            (
+                state.version,
+                self.detailed_of(&state),
+                state.terminal.is_some(),
+                keep,
+            )
+        };
+        let record = super::task_sharing::record(sharing.instance(), self, task);
+        let write = sharing.save(&self.id, version, terminal, record, keep);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return Some(write);
+        };
+        // Noted when it ends, so that a failed write is made again (see `unmirrored`).
+        let marks = self.mirrored.clone();
+        let (tell, told) = oneshot::channel();
+        runtime.spawn(async move {
+            let result = write.await;
+            if result.is_ok() {
+                marks.stored.fetch_max(version, Ordering::SeqCst);
+            }
+            marks.ended.fetch_max(version, Ordering::SeqCst);
+            let _ = tell.send(result);
+        });
+        Some(Box::pin(async move {
+            told.await
+                .unwrap_or_else(|_| Err("the write was dropped".to_owned()))
+        }))
+    }
+
+    /// Whether the task's state now is not yet mirrored; if its last write failed (the store
+    /// did not answer), writes it again.
+    pub(crate) fn unmirrored(&self) -> bool {
+        if self.mirror.is_none() {
+            return false;
+        }
+        let version = lock(&self.state).version;
+        if self.mirrored.stored.load(Ordering::SeqCst) >= version {
+            return false;
+        }
+        if self.mirrored.ended.load(Ordering::SeqCst) >= version {
+            let _ = self.publish();
+        }
+        true
+    }
+
     fn detailed(&self) -> DetailedTask {
+        self.detailed_of(&lock(&self.state))
+    }
+
+    fn detailed_of(&self, state: &State) -> DetailedTask {
         let settings = &self.settings;
-        let state = lock(&self.state);
         let payload = match &state.terminal {
             Some(p) => p.clone(),
             None if !state.pending.is_empty() => TaskPayload::InputRequired {
@@ -217,10 +300,36 @@ impl Entry {
 
     /// Sets the task's status message (a tool's progress).
     pub(crate) fn status(&self, message: String) {
-        let mut state = lock(&self.state);
-        if state.terminal.is_none() {
-            state.status_message = Some(message);
+        let set = {
+            let mut state = lock(&self.state);
+            let live = state.terminal.is_none();
+            if live {
+                state.status_message = Some(message);
+                Entry::touch(&mut state);
+            }
+            live
+        };
+        if set {
+            let _ = self.publish();
+        }
+    }
+
+    /// Answers the pending questions `responses` names (others are ignored).
+    pub(crate) fn answer(&self, responses: impl IntoIterator<Item = (String, Value)>) {
+        let answered = {
+            let mut state = lock(&self.state);
+            let mut answered = false;
+            for (key, value) in responses {
+                if let Some(pending) = state.pending.remove(&key) {
+                    let _ = pending.answer.send(value);
+                    answered = true;
+                }
+            }
             Entry::touch(&mut state);
+            answered
+        };
+        if answered {
+            self.changed();
         }
     }
 
@@ -245,15 +354,37 @@ fn new_id() -> String {
     bits.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unknown(id: &str) -> ErrorData {
+pub(crate) fn unknown(id: &str) -> ErrorData {
     ErrorData::invalid_params(branded(&format!("unknown task \"{id}\"")), None)
 }
+
+/// A write mirroring a task's state, under way (task_sharing.rs): whether it was stored.
+pub(crate) type Mirrored = super::task_sharing::Pending<'static, Result<bool, String>>;
+
+/// The task table: id to task.
+type Table = Arc<Mutex<HashMap<String, Arc<Entry>>>>;
 
 /// The server's task table.
 #[derive(Default)]
 pub(crate) struct Tasks {
     settings: TaskSettings,
-    tasks: Mutex<HashMap<String, Arc<Entry>>>,
+    tasks: Table,
+    /// Where tasks are shared with other instances, once an endpoint with a store serves.
+    sharing: OnceLock<Arc<dyn TaskSharing>>,
+    /// Whether this instance follows its orders now (task_sharing.rs, `follow`).
+    following: Arc<AtomicBool>,
+}
+
+/// A task just created: its state, and the write that mirrors it (when tasks are shared).
+pub(crate) struct Created {
+    pub(crate) task: Task,
+    pub(crate) stored: Option<Mirrored>,
+}
+
+impl std::fmt::Debug for Created {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Created").field("task", &self.task).finish()
+    }
 }
 
 /// What a task's tool answers: its result, or the error the protocol answers instead.
@@ -263,8 +394,17 @@ impl Tasks {
     pub(crate) fn new(settings: TaskSettings) -> Tasks {
         Tasks {
             settings,
-            tasks: Mutex::new(HashMap::new()),
+            ..Tasks::default()
         }
+    }
+
+    /// Shares the tasks through `sharing` from now on (the first store an endpoint offers).
+    pub(crate) fn share(&self, sharing: Arc<dyn TaskSharing>) {
+        let _ = self.sharing.set(sharing);
+    }
+
+    pub(crate) fn sharing(&self) -> Option<&Arc<dyn TaskSharing>> {
+        self.sharing.get()
     }
 
     /// Ends what outlived its TTL: a task that ended in time is forgotten; one still running is
@@ -301,7 +441,7 @@ impl Tasks {
         session: usize,
         owner: Option<Arc<crate::Principal>>,
         run: F,
-    ) -> Result<CreateTaskResult, ErrorData>
+    ) -> Result<Created, ErrorData>
     where
         F: FnOnce(TaskInputs) -> Fut,
         Fut: std::future::Future<Output = Outcome> + Send + 'static,
@@ -341,18 +481,35 @@ impl Tasks {
                 pending: BTreeMap::new(),
                 terminal: None,
                 expired: false,
+                version: 0,
             }),
             settings: self.settings,
             watchers: Mutex::new(Vec::new()),
+            mirror: self.sharing().cloned(),
+            mirrored: Arc::default(),
         });
         // In the table before the answer goes out: `tasks/get` resolves the id at once.
         tasks.insert(entry.id.clone(), entry.clone());
+        if let Some(sharing) = self.sharing()
+            && !self.following.swap(true, Ordering::SeqCst)
+        {
+            tokio::spawn(super::task_sharing::follow(
+                Arc::downgrade(&self.tasks),
+                sharing.clone(),
+                self.following.clone(),
+            ));
+        }
         drop(tasks);
+        // Mirrored before the answer goes out: every instance resolves the id at once.
+        let stored = entry.publish();
         super::observe::task_created();
         let future = run(TaskInputs::new(entry.clone()));
         let settled = entry.clone();
         let handle = tokio::spawn(async move {
-            let payload = match super::requests::unless_cancelled(&settled.cancel, future).await {
+            let answer = super::requests::unless_cancelled(&settled.cancel, future).await;
+            let payload = match answer {
+                // A tool that heard the cancellation and answered first was still cancelled.
+                _ if settled.cancel.is_cancelled() => TaskPayload::Cancelled,
                 None => TaskPayload::Cancelled,
                 Some(Ok(result)) => TaskPayload::Completed {
                     result: object(&result),
@@ -377,7 +534,10 @@ impl Tasks {
                 });
             }
         });
-        Ok(CreateTaskResult::new(entry.detailed().task))
+        Ok(Created {
+            task: entry.detailed().task,
+            stored,
+        })
     }
 
     /// Task `id` as `caller` may see it: a task created by an identified subject is that
@@ -408,22 +568,7 @@ impl Tasks {
         caller: Option<&crate::Principal>,
         responses: impl IntoIterator<Item = (String, Value)>,
     ) -> Result<(), ErrorData> {
-        let entry = self.find(id, caller)?;
-        let answered = {
-            let mut state = lock(&entry.state);
-            let mut answered = false;
-            for (key, value) in responses {
-                if let Some(pending) = state.pending.remove(&key) {
-                    let _ = pending.answer.send(value);
-                    answered = true;
-                }
-            }
-            Entry::touch(&mut state);
-            answered
-        };
-        if answered {
-            entry.changed();
-        }
+        self.find(id, caller)?.answer(responses);
         Ok(())
     }
 
@@ -457,7 +602,7 @@ fn object(result: &CallToolResult) -> JsonObject {
     }
 }
 
-fn error_object(error: &ErrorData) -> JsonObject {
+pub(crate) fn error_object(error: &ErrorData) -> JsonObject {
     match serde_json::to_value(error) {
         Ok(Value::Object(o)) => o,
         _ => JsonObject::new(),

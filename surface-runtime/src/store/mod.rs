@@ -52,6 +52,8 @@ mod log;
 mod remote;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
+#[cfg(feature = "http")]
+mod tasks;
 
 pub use log::{LogEntries, SharedLog};
 pub use remote::Remote;

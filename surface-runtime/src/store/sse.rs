@@ -164,19 +164,27 @@ impl LocalEvents {
     }
 }
 
-/// Runs `fut` on the store's runtime (where its connection lives) and waits for it without
-/// blocking this task, bounded by [`OP_TIMEOUT`].
-async fn on_store<T: Send + 'static>(
+/// Runs `fut` on the store's runtime (where its connection lives), started before this returns,
+/// and waits for it without blocking this task, bounded by [`OP_TIMEOUT`].
+pub(super) fn on_store<T: Send + 'static>(
     inner: &Inner,
     fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
-) -> Result<T, String> {
+) -> impl Future<Output = Result<T, String>> + Send + 'static {
     let task = inner.handle.spawn(tokio::time::timeout(OP_TIMEOUT, fut));
-    match task.await {
+    let url = inner.url.clone();
+    async move { answered(task.await, &url) }
+}
+
+/// What a store operation run by [`on_store`] answered, as one sentence naming `url` if it failed.
+fn answered<T>(
+    task: Result<Result<redis::RedisResult<T>, tokio::time::error::Elapsed>, tokio::task::JoinError>,
+    url: &str,
+) -> Result<T, String> {
+    match task {
         Ok(Ok(Ok(v))) => Ok(v),
-        Ok(Ok(Err(e))) => Err(format!("the store is unreachable ({}): {e}", inner.url)),
+        Ok(Ok(Err(e))) => Err(format!("the store is unreachable ({url}): {e}")),
         Ok(Err(_)) => Err(format!(
-            "the store is unreachable ({}): no answer within {} ms",
-            inner.url,
+            "the store is unreachable ({url}): no answer within {} ms",
             OP_TIMEOUT.as_millis()
         )),
         Err(e) => Err(format!("the store's task failed: {e}")),
@@ -495,6 +503,10 @@ impl crate::mcp::HttpOptions {
     /// Bounds: [`SSE_HISTORY`] events per stream, kept [`SSE_TTL`] after the last, a session's
     /// state kept [`SESSION_TTL`] after its last use, and a restored session counts against
     /// [`max_sessions`](Self::max_sessions).
+    ///
+    /// MCP tasks are shared too: a task created through one instance runs there and is read,
+    /// answered (`tasks/update`) and cancelled through any other; one whose instance ended is
+    /// reported `failed`, saying so, within [`TASK_LEASE`](crate::mcp::TASK_LEASE).
     pub fn store(mut self, store: &super::RedisStore) -> Self {
         self.sharing = Some(Arc::new(SharedSessions {
             store: store.inner.clone(),
@@ -503,6 +515,7 @@ impl crate::mcp::HttpOptions {
             }),
             touched: Mutex::new(HashMap::new()),
         }));
+        self.task_sharing = Some(Arc::new(super::tasks::SharedTasks::new(store.inner.clone())));
         self
     }
 }
