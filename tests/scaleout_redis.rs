@@ -1199,6 +1199,12 @@ async fn connecting_inside_a_runtime_to_nothing_fails_without_a_panic() {
 /// Tokens for the owner test: `alice-…` are alice's (any number of them), `mallory` mallory's.
 struct Named;
 
+/// A loopback endpoint whose tokens `Named` verifies.
+fn protected() -> surface::mcp::HttpOptions {
+    surface::mcp::HttpOptions::loopback(0)
+        .auth(surface::auth::Auth::custom(Named).with_resource("http://127.0.0.1/mcp"))
+}
+
 impl surface::auth::TokenVerifier for Named {
     async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
         let subject = match token {
@@ -1214,10 +1220,6 @@ impl surface::auth::TokenVerifier for Named {
 async fn a_session_belongs_to_its_subject_on_every_instance() {
     let Some(redis) = Redis::start("a_session_belongs_to_its_subject_on_every_instance") else {
         return;
-    };
-    let protected = || {
-        surface::mcp::HttpOptions::loopback(0)
-            .auth(surface::auth::Auth::custom(Named).with_resource("http://127.0.0.1/mcp"))
     };
     let (_a, a_addr) = http_instance(&redis, protected()).await;
     let (_b, b_addr) = http_instance(&redis, protected()).await;
@@ -1274,10 +1276,6 @@ async fn a_session_belongs_to_its_subject_on_every_instance() {
 async fn a_task_belongs_to_its_subject_on_every_instance() {
     let Some(redis) = Redis::start("a_task_belongs_to_its_subject_on_every_instance") else {
         return;
-    };
-    let protected = || {
-        surface::mcp::HttpOptions::loopback(0)
-            .auth(surface::auth::Auth::custom(Named).with_resource("http://127.0.0.1/mcp"))
     };
     let (_a, a_addr) = http_instance(&redis, protected()).await;
     let (_b, b_addr) = http_instance(&redis, protected()).await;

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::raw_http::{http, spawn_serving};
+use common::raw_http::spawn_serving;
 use common::stdio::Wire;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -52,24 +52,7 @@ impl Ops {
                 *next += 1;
                 wire.request(*next, method, params).await
             }
-            Ops::Http(_, addr) => {
-                // SEP-2243: a name-carrying body names it in Mcp-Name (a task by its id).
-                let name = params["name"]
-                    .as_str()
-                    .or(params["taskId"].as_str())
-                    .map(str::to_owned);
-                let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-                let mut headers = vec![
-                    ("Content-Type", "application/json"),
-                    ("Accept", "application/json, text/event-stream"),
-                    ("MCP-Protocol-Version", "2026-07-28"),
-                    ("Mcp-Method", method),
-                ];
-                if let Some(name) = &name {
-                    headers.push(("Mcp-Name", name));
-                }
-                http(*addr, "POST", &headers, &body.to_string()).await.message()
-            }
+            Ops::Http(_, addr) => common::raw_http::modern(*addr, method, params).await,
         }
     }
 

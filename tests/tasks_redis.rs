@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::raw_http::{http, spawn_serving};
+use common::raw_http::spawn_serving;
 use common::redis::{Redis, ops_binary};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -30,21 +30,7 @@ async fn ask(addr: SocketAddr, method: &str, mut params: Value) -> Value {
         "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}, "elicitation": {}},
         "io.modelcontextprotocol/clientInfo": {"name": "tasks-redis-test", "version": "0"}
     });
-    let name = params["name"]
-        .as_str()
-        .or(params["taskId"].as_str())
-        .map(str::to_owned);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", method),
-    ];
-    if let Some(name) = &name {
-        headers.push(("Mcp-Name", name));
-    }
-    http(addr, "POST", &headers, &body.to_string()).await.message()
+    common::raw_http::modern(addr, method, params).await
 }
 
 async fn result(addr: SocketAddr, method: &str, params: Value) -> Value {

@@ -200,3 +200,24 @@ pub async fn legacy_post(addr: SocketAddr, session: &str, message: &Value) -> An
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// A 2026-07-28 request (`params` with its `_meta` already) as one `POST`, with the headers
+/// SEP-2243 asks for (`Mcp-Method`, and `Mcp-Name` when the body names a tool or a task): the
+/// JSON-RPC answer.
+pub async fn modern(addr: SocketAddr, method: &str, params: Value) -> Value {
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .map(str::to_owned);
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = &name {
+        headers.push(("Mcp-Name", name));
+    }
+    http(addr, "POST", &headers, &body.to_string()).await.message()
+}
