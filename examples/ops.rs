@@ -508,7 +508,8 @@ pub fn bridge_server_with(
         })
 }
 
-/// Serves `ops` as a daemon on the unix socket at `path` until the process is stopped.
+/// Serves `ops` as a daemon on the unix socket at `path` until SIGTERM or Ctrl-C, which shut
+/// it down gracefully (the calls in flight are answered, watches end, the socket file goes).
 pub async fn serve_daemon(ops: Arc<Ops>, path: &std::path::Path) -> std::io::Result<()> {
     serve_daemon_with(ops, path, surface::wire::WireOptions::default()).await
 }
@@ -519,10 +520,47 @@ pub async fn serve_daemon_with(
     path: &std::path::Path,
     options: surface::wire::WireOptions,
 ) -> std::io::Result<()> {
-    let _server = surface::wire::serve_unix_socket_with(path, ops, EXPOSE, options)?;
+    let server = surface::wire::serve_unix_socket_with(path, ops, EXPOSE, options)?;
     eprintln!("ops: serving the ops surface on {}", path.display());
-    std::future::pending::<()>().await;
+    stopped().await;
+    let answered = server.shutdown().await;
+    eprintln!(
+        "ops: shut down ({})",
+        if answered {
+            "every call answered"
+        } else {
+            "the drain timeout passed"
+        }
+    );
     Ok(())
+}
+
+/// SIGTERM, or Ctrl-C.
+async fn stopped() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM can be handled");
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Shuts the stdio connections of `served` down gracefully on SIGTERM or Ctrl-C: the calls in
+/// flight are answered and flushed, then `serve_stdio` returns.
+fn shut_down_on_signal(served: &surface::mcp::ServedMcp) {
+    let served = served.clone();
+    // Installed now, before any request: a SIGTERM from here on is a graceful shutdown.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM can be handled");
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        served.shutdown();
+        eprintln!("ops: shutting down: answering the calls in flight");
+    });
 }
 
 /// The ops MCP server over a live `Ops`, with its view (embedded too for clients that render
@@ -629,15 +667,18 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
         std::process::exit(2);
     };
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        [] => served.serve_stdio().await?,
+        [] => {
+            shut_down_on_signal(&served);
+            served.serve_stdio().await?
+        }
         ["--scope", ..] => {
             let scopes = scope_flags(&args).unwrap_or_else(|e| exit_usage(e));
-            mcp_server(Arc::new(Ops::new()))
+            let served = mcp_server(Arc::new(Ops::new()))
                 .stdio_scopes(scopes)
                 .ui(ui)
-                .start()?
-                .serve_stdio()
-                .await?
+                .start()?;
+            shut_down_on_signal(&served);
+            served.serve_stdio().await?
         }
         ["--socket", path, rest @ ..] => {
             let options = grant_flags(rest).unwrap_or_else(|e| exit_usage(e));

@@ -98,3 +98,70 @@ async fn a_layer_sees_every_wire_call_and_its_refusal_stops_the_procedure() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Records what it saw of each call (tool, caller, its scopes, the arguments' size) and
+/// refuses `proc_kill`.
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<Call>>>);
+
+/// One call as a layer saw it: tool, subject, scopes, the arguments' size.
+type Call = (String, String, Vec<String>, usize);
+
+impl CallLayer for Seen {
+    fn admit(&self, call: &CallInfo<'_>) -> Result<(), String> {
+        let who = call.principal().expect("the argv face names its caller");
+        self.0.lock().unwrap().push((
+            call.tool().to_owned(),
+            who.subject().to_owned(),
+            who.scopes().to_vec(),
+            call.arguments_size(),
+        ));
+        match call.tool() {
+            "proc_kill" => Err("kills are paused during the freeze".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_layer_sees_every_argv_call_and_its_refusal_exits_refused_before_the_tool_runs() {
+    let ops = Arc::new(ops::Ops::new());
+    let layer = Seen::default();
+    let client = ops.clone();
+    let cli = surface::cli::Cli::new("opsctl", "0")
+        .core(ops::core())
+        .client(move || surface::mcp::BundleClient::with_core(ops::OpsClient::direct(client.clone())))
+        .layer(layer.clone())
+        .build()
+        .unwrap();
+    assert_eq!(
+        cli.run(["opsctl", "proc_spawn", "--name", "worker"]).await,
+        surface::cli::exit::OK
+    );
+    assert_eq!(
+        cli.run(["opsctl", "proc_kill", "--pid", "1"]).await,
+        surface::cli::exit::REFUSED
+    );
+    // The refused kill never ran; the spawn did.
+    assert!(ops.processes.contains(&1), "process 1 is still there");
+    assert_eq!(ops.processes.len(), 3, "two at start, one spawned");
+    // Reads pass no layer.
+    assert_eq!(cli.run(["opsctl", "list"]).await, surface::cli::exit::OK);
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap();
+    let seen = layer.0.lock().unwrap().clone();
+    let subjects: Vec<_> = seen
+        .iter()
+        .map(|(t, s, _, n)| (t.as_str(), s.clone(), *n))
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            ("proc_spawn", format!("uid:{uid}"), r#"{"name":"worker"}"#.len()),
+            ("proc_kill", format!("uid:{uid}"), r#"{"pid":1}"#.len()),
+        ]
+    );
+    // Holding every scope the surface declares (no `--scope`, no `Cli::scopes`).
+    assert!(seen[0].2.iter().any(|s| s == "ops.admin"), "{seen:?}");
+}

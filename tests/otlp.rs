@@ -1,7 +1,8 @@
 //! The request spans exported over OTLP/HTTP (feature `otlp`) to a collector stand-in this
 //! test runs, which records every export it receives: the span of a `tools/call` carries the
-//! MCP attributes, continues the caller's trace from `_meta.traceparent`, and is the parent of
-//! the span the tool opens.
+//! MCP attributes, continues the caller's trace from `_meta.traceparent` with its
+//! `_meta.tracestate`, and is the parent of the span the tool opens, which carries that state
+//! on.
 
 mod common;
 
@@ -39,6 +40,7 @@ const EXPOSE: Expose<Jobs> = expose!(Jobs { done: resource, "job.run": tool(muta
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
+const CALLER_STATE: &str = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
 
 /// The collector stand-in: every body posted to `/v1/traces`, as JSON.
 async fn collector() -> (String, Arc<Mutex<Vec<Value>>>) {
@@ -114,7 +116,10 @@ async fn a_call_span_reaches_the_collector_in_the_callers_trace() {
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "job_run", "arguments": {},
-        "_meta": {"traceparent": format!("00-{TRACE_ID}-{CALLER_SPAN}-01")}}}),
+        "_meta": {
+            "traceparent": format!("00-{TRACE_ID}-{CALLER_SPAN}-01"),
+            "tracestate": CALLER_STATE,
+        }}}),
     )
     .await;
     let answer = tokio::time::timeout(Duration::from_secs(20), async {
@@ -176,8 +181,16 @@ async fn a_call_span_reaches_the_collector_in_the_callers_trace() {
         Some(CALLER_SPAN),
         "{call}"
     );
-    // … into the tool: its span is the call span's child, in the same trace.
+    // … with the caller's vendors' state, as W3C trace context carries it.
+    assert_eq!(call["traceState"], CALLER_STATE, "{call}");
+    assert_eq!(
+        attribute(call, "tracestate").as_deref(),
+        Some(CALLER_STATE),
+        "{call}"
+    );
+    // … into the tool: its span is the call span's child, in the same trace, with that state.
     let (_, work) = spans.iter().find(|(_, s)| s["name"] == "job.work").unwrap();
     assert_eq!(work["traceId"], call["traceId"], "{work}");
     assert_eq!(work["parentSpanId"], call["spanId"], "{work}");
+    assert_eq!(work["traceState"], CALLER_STATE, "{work}");
 }

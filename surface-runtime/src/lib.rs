@@ -19,6 +19,8 @@ pub mod cli;
 mod consteval;
 pub mod context;
 mod dispatch;
+#[cfg(any(feature = "mcp", feature = "wire"))]
+pub mod drain;
 mod expose;
 mod failure;
 pub mod layer;

@@ -1,7 +1,8 @@
 //! The request spans (`mcp::observe`) exported as OpenTelemetry traces over OTLP/HTTP
 //! (feature `otlp`): a caller's `traceparent` — from the request's `_meta` or the HTTP header —
-//! becomes the parent of the request's span, so the agent's trace continues into the tool and
-//! through whatever the tool calls.
+//! becomes the parent of the request's span, with the `tracestate` of the same source carried
+//! along, so the agent's trace (and its vendors' state) continues into the tool and through
+//! whatever the tool calls.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -151,11 +152,15 @@ impl Otlp {
     }
 }
 
-/// Makes the caller's W3C `traceparent` the parent of `span` (a malformed one is ignored: the
-/// span starts a trace of its own).
-pub(crate) fn continue_trace(span: &tracing::Span, traceparent: &str) {
+/// Makes the caller's W3C `traceparent` the parent of `span`, carrying its `tracestate` (which
+/// the span and its children then carry on); a malformed one is ignored: the span starts a
+/// trace of its own.
+pub(crate) fn continue_trace(span: &tracing::Span, traceparent: &str, tracestate: Option<&str>) {
     use tracing_opentelemetry::OpenTelemetrySpanExt;
-    let carrier = std::collections::HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+    let mut carrier = std::collections::HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+    if let Some(state) = tracestate {
+        carrier.insert("tracestate".to_owned(), state.to_owned());
+    }
     let parent = opentelemetry_sdk::propagation::TraceContextPropagator::new().extract(&carrier);
     let _ = span.set_parent(parent);
 }

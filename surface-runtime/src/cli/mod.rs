@@ -60,6 +60,7 @@ use crate::bundle::link::{Connection, Dial, Link, LinkedDispatch, Redial};
 use crate::bundle::{BundleClient, Member, OwnedBundle, Roster, Siblings};
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
+use crate::layer::CallInfo;
 use crate::member::{Change, ChangeStream};
 use crate::schema;
 use crate::scopes::listed;
@@ -140,6 +141,7 @@ pub struct Cli {
     socket: Option<SocketFactory>,
     scopes: Option<Vec<String>>,
     audit: Audit,
+    layers: crate::layer::Layers,
 }
 
 impl Cli {
@@ -154,7 +156,37 @@ impl Cli {
             socket: None,
             scopes: None,
             audit: Audit::Off,
+            layers: crate::layer::Layers::default(),
         }
+    }
+
+    /// Adds a [`CallLayer`](crate::layer::CallLayer): every tool call this command makes passes
+    /// it once its arguments are checked and before anything runs or is dialled (layers in the
+    /// order added). One it refuses prints the layer's sentence on stderr as a refusal and
+    /// exits [`exit::REFUSED`]; the tool never runs. The layer sees the tool as `tools/list`
+    /// names it (`proc_kill`), the caller as the user running the command (`uid:<n>`, issuer
+    /// `unix`, holding the scopes the invocation holds) and the arguments as given — so the
+    /// layer an `McpServer` or a `WireOptions` takes works here unchanged. A dialled daemon
+    /// runs its own layers as well.
+    ///
+    /// ```
+    /// use surface_runtime::cli::Cli;
+    /// use surface_runtime::layer::{CallInfo, CallLayer};
+    /// struct NoKills;
+    /// impl CallLayer for NoKills {
+    ///     fn admit(&self, call: &CallInfo<'_>) -> Result<(), String> {
+    ///         match call.tool() {
+    ///             "proc_kill" => Err("kills are paused during the freeze".into()),
+    ///             _ => Ok(()),
+    ///         }
+    ///     }
+    /// }
+    /// let cli = Cli::new("opsctl", "1.0.0").layer(NoKills);
+    /// # let _ = cli;
+    /// ```
+    pub fn layer(mut self, layer: impl crate::layer::CallLayer) -> Self {
+        self.layers.push(layer);
+        self
     }
 
     /// Records every call of a mutating tool this command makes as one `tracing` event —
@@ -400,6 +432,7 @@ impl Cli {
             declared,
             scopes: self.scopes,
             audit: self.audit,
+            layers: self.layers,
             owns_stdout: false,
         })
     }
@@ -449,6 +482,7 @@ pub struct BuiltCli {
     /// The scopes the command holds ([`Cli::scopes`]; `None`: all).
     scopes: Option<Vec<String>>,
     audit: Audit,
+    layers: crate::layer::Layers,
     /// Set by [`BuiltCli::main`]: the process is this command's, so its stdout is kept for
     /// data and a handler's stray print goes to stderr.
     owns_stdout: bool,
@@ -883,6 +917,8 @@ impl BuiltCli {
                 },
             )));
         }
+        // Kept for the layers as given (only when there are layers: a copy per call otherwise).
+        let given = (!self.layers.is_empty()).then(|| arguments.clone());
         let value = schema::unwrap_input(input, Some(arguments)).map_err(|e| {
             refuse(&Failure::new(
                 FailureKind::InvalidInput {
@@ -893,6 +929,13 @@ impl BuiltCli {
         })?;
         if let Some(decode) = decode {
             decode(&value).map_err(|f| refuse(&f))?;
+        }
+        if let Some(given) = &given {
+            let who = self.invoker_holding(caller);
+            let call = CallInfo::new(&tool.row.name, Some(&who), Some(given));
+            if let Err(refusal) = self.layers.admit(&call) {
+                return Err(refuse(&Failure::new(FailureKind::Refused, refusal)));
+            }
         }
         let link = self.link(matches, caller)?;
         let bundle = link.bundle();
@@ -924,6 +967,16 @@ impl BuiltCli {
             }
             Err(f) => Err(refuse(&f)),
         }
+    }
+
+    /// The user running the command, holding the scopes this invocation holds: who a layer
+    /// sees call.
+    fn invoker_holding(&self, caller: &Caller) -> Principal {
+        let scopes: Vec<String> = match &caller.0 {
+            Some(p) => p.scopes().to_vec(),
+            None => self.declared.iter().map(|s| s.wire.to_owned()).collect(),
+        };
+        invoker().with_scopes(scopes)
     }
 
     fn list(&self, whole: bool, caller: &Caller) -> Value {

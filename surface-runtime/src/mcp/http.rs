@@ -38,10 +38,11 @@
 //! longer than [`HttpOptions::header_read_timeout`] or when it sits without a request for
 //! [`HttpOptions::keep_alive_timeout`] (`http_conn.rs`).
 
-use super::drain::{self, Drain, Flight};
+use super::drain;
 use super::http_direct::{Claim, Direct, Routed};
 use super::http_sessions::{SessionSharing, Sessions};
 use super::{ServeError, ServedMcp};
+use crate::drain::{Drain, Flight};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, Limited};
@@ -236,8 +237,9 @@ impl HttpOptions {
         self.keep_alive_timeout
     }
 
-    /// Default of [`drain_timeout`](Self::drain_timeout): 10 seconds.
-    pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default of [`drain_timeout`](Self::drain_timeout): 10 seconds, as on every face
+    /// ([`crate::drain::DEFAULT_DRAIN_TIMEOUT`]).
+    pub const DEFAULT_DRAIN_TIMEOUT: Duration = crate::drain::DEFAULT_DRAIN_TIMEOUT;
 
     /// How long a graceful shutdown ([`HttpServer::shutdown`], [`HttpService::shutdown`])
     /// waits for the calls in flight to be answered (default
@@ -754,8 +756,7 @@ impl Gate {
                 hyper::StatusCode::SERVICE_UNAVAILABLE,
                 Value::Null,
                 -32000,
-                "surface-mcp: this server is shutting down — retry on another instance or after it restarts"
-                    .to_owned(),
+                format!("surface-mcp: {}", crate::drain::REFUSAL),
             );
         }
         // Authentication before anything else runs (OAuth 2.1 §5.2).

@@ -181,6 +181,22 @@ impl McpServer {
         self
     }
 
+    /// How long a graceful shutdown ([`ServedMcp::shutdown`]) of a connection over stdio (or
+    /// [`ServedMcp::serve`]) waits for its requests in flight to be answered (default
+    /// [`DEFAULT_DRAIN_TIMEOUT`](crate::drain::DEFAULT_DRAIN_TIMEOUT), 10 s, as on every face).
+    /// Past it, what still runs is cancelled and the connection ends; its answers already
+    /// given are still flushed (within [`close_stall`](Self::close_stall)).
+    ///
+    /// ```
+    /// # use surface_runtime::mcp::McpServer;
+    /// # use std::time::Duration;
+    /// let server = McpServer::new("ops", "1.0.0").drain_timeout(Duration::from_secs(3));
+    /// ```
+    pub fn drain_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.settings.transport.drain_timeout = timeout;
+        self
+    }
+
     /// Leaves one structured `tracing` event per call of a mutating tool, on every transport
     /// (default [`Audit::Off`]): at `info`, target [`AUDIT_TARGET`] (`surface::audit`), with
     /// fields `subject` (the caller's, `-` when the transport identifies nobody), `issuer`,
@@ -553,10 +569,12 @@ impl ServedMcp {
         let session = self.shared.open_session();
         let direct = direct::Session::new(session.handler().clone(), ct.clone());
         let opened = direct.opened();
+        let draining = session.handler().state.draining.clone();
         let running = session
             .serve_with_ct(
                 transport::FastTransport::new(reader, writer, self.shared.settings.transport)
-                    .with_direct(Box::new(direct)),
+                    .with_direct(Box::new(direct))
+                    .with_drain(draining, ct.clone()),
                 ct,
             )
             .await
@@ -636,5 +654,29 @@ impl ServedMcp {
     /// Closes every connection and subscription.
     pub fn close(&self) {
         self.shared.closed.cancel();
+    }
+
+    /// Shuts down every connection served over stdio ([`serve_stdio`](Self::serve_stdio)) or
+    /// [`serve`](Self::serve) gracefully, e.g. on SIGTERM or when a `CancellationToken` of
+    /// yours fires: each stops reading its input, answers the requests it had read but not
+    /// started with -32000 (the server is shutting down), answers every call in flight, ends
+    /// its `subscriptions/listen` streams with their final result, flushes its output and
+    /// ends — so `serve_stdio` returns. The wait for the calls in flight is bounded by
+    /// [`McpServer::drain_timeout`] (10 s by default); past it, what still runs is cancelled.
+    /// A connection opened after this is shut down as soon as it opens. Streamable HTTP
+    /// shuts down with [`HttpServer::shutdown`] / [`HttpService::shutdown`].
+    ///
+    /// ```no_run
+    /// # async fn run(served: surface_runtime::mcp::ServedMcp) -> Result<(), surface_runtime::mcp::ServeError> {
+    /// let stopping = served.clone();
+    /// tokio::spawn(async move {
+    ///     let _ = tokio::signal::ctrl_c().await; // or SIGTERM, or your token's `cancelled()`
+    ///     stopping.shutdown();
+    /// });
+    /// served.serve_stdio().await // returns once the shutdown has answered what was in flight
+    /// # }
+    /// ```
+    pub fn shutdown(&self) {
+        self.shared.draining.cancel();
     }
 }

@@ -109,6 +109,7 @@ macro_rules! request_span {
             enduser.id = tracing::field::Empty,
             error.type = tracing::field::Empty,
             traceparent = tracing::field::Empty,
+            tracestate = tracing::field::Empty,
         )
     };
 }
@@ -168,10 +169,13 @@ fn annotate(
     if let Some(session) = session_id(context) {
         span.record("mcp.session.id", session);
     }
-    if let Some(parent) = traceparent(context) {
-        span.record("traceparent", parent.as_str());
+    if let Some(trace) = trace_context(context) {
+        span.record("traceparent", trace.parent.as_str());
+        if let Some(state) = &trace.state {
+            span.record("tracestate", state.as_str());
+        }
         #[cfg(feature = "otlp")]
-        crate::otlp::continue_trace(span, &parent);
+        crate::otlp::continue_trace(span, &trace.parent, trace.state.as_deref());
     }
 }
 
@@ -180,12 +184,26 @@ fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
     header(context, "mcp-session-id")
 }
 
+/// A caller's W3C trace context: its `traceparent`, and the `tracestate` that came with it.
+pub(crate) struct TraceContext {
+    pub(crate) parent: String,
+    pub(crate) state: Option<String>,
+}
+
 /// The caller's W3C trace context: the request's `_meta.traceparent` (the MCP convention), or
-/// else the HTTP request's `traceparent` header.
-pub(crate) fn traceparent(context: &RequestContext<RoleServer>) -> Option<String> {
-    match context.meta.get("traceparent").and_then(|v| v.as_str()) {
-        Some(parent) => Some(parent.to_owned()),
-        None => header(context, "traceparent"),
+/// else the HTTP request's `traceparent` header — each with the `tracestate` of the same
+/// source (a vendor's state belongs to its own parent, never to another source's).
+pub(crate) fn trace_context(context: &RequestContext<RoleServer>) -> Option<TraceContext> {
+    let meta = |key: &str| context.meta.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    match meta("traceparent") {
+        Some(parent) => Some(TraceContext {
+            parent,
+            state: meta("tracestate"),
+        }),
+        None => Some(TraceContext {
+            parent: header(context, "traceparent")?,
+            state: header(context, "tracestate"),
+        }),
     }
 }
 

@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     tombstones: Mutex<HashMap<String, Tombstone>>,
     sessions: Mutex<Vec<Weak<SessionState>>>,
     pub(crate) closed: CancellationToken,
+    /// Cancelled by `ServedMcp::shutdown`: every connection over our transport drains.
+    pub(crate) draining: CancellationToken,
 }
 
 impl Shared {
@@ -77,6 +79,7 @@ impl Shared {
             tombstones: Mutex::new(HashMap::new()),
             sessions: Mutex::new(Vec::new()),
             closed,
+            draining: CancellationToken::new(),
         }))
     }
 
@@ -144,13 +147,19 @@ impl Shared {
     /// A connection served by rmcp's own transports (Streamable HTTP), which take a
     /// `ServerHandler`.
     pub(crate) fn open_handler(self: &Arc<Self>) -> Handler {
-        self.open_handler_as(None)
+        // Streamable HTTP drains through its own endpoint (`HttpService::shutdown`).
+        self.open_handler_as(None, CancellationToken::new())
     }
 
     /// [`open_handler`](Self::open_handler) for a connection that is `principal` throughout.
-    fn open_handler_as(self: &Arc<Self>, principal: Option<Arc<crate::Principal>>) -> Handler {
+    fn open_handler_as(
+        self: &Arc<Self>,
+        principal: Option<Arc<crate::Principal>>,
+        draining: CancellationToken,
+    ) -> Handler {
         let state = Arc::new(SessionState {
             principal,
+            draining,
             ..SessionState::default()
         });
         let mut sessions = lock(&self.sessions);
@@ -170,6 +179,6 @@ impl Shared {
         let principal = self.settings.stdio_scopes.as_ref().map(|scopes| {
             Arc::new(crate::Principal::new("stdio", "stdio").with_scopes(scopes.iter().cloned()))
         });
-        Session::new(self.open_handler_as(principal))
+        Session::new(self.open_handler_as(principal, self.draining.child_token()))
     }
 }

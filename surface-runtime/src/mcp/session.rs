@@ -30,6 +30,9 @@ pub(crate) struct SessionState {
     /// Who the connection is, when the face fixed it for the whole connection (stdio given
     /// scopes); HTTP identifies each request instead.
     pub(crate) principal: Option<Arc<crate::Principal>>,
+    /// Cancelled when the connection shuts down gracefully (`ServedMcp::shutdown`): its
+    /// listen streams end with their final result.
+    pub(crate) draining: tokio_util::sync::CancellationToken,
 }
 
 impl SessionState {

@@ -269,6 +269,8 @@ impl Handler {
             tokio::select! {
                 _ = context.cancelled() => break,
                 _ = self.shared.closed.cancelled() => break,
+                // A graceful shutdown: rmcp answers the listen with its final result.
+                _ = self.state.draining.cancelled() => break,
                 Some(task) = tasks.recv() => {
                     let _ = peer.send_notification(task_notification(task, &id)).await;
                 }

@@ -29,6 +29,13 @@
 //!   and `close` waits for the writer as long as it makes progress — a slow reader gets every
 //!   answer whole; only a writer stalled for [`Limits::close_stall`] is abandoned.
 //!
+//! - a graceful shutdown ([`FastTransport::with_drain`], the rule of `crate::drain`): when its
+//!   token fires, input is no longer read, requests read but not yet started are refused
+//!   (-32000, the server is shutting down), and the end is reported once every request in
+//!   flight — a listen stream too, which the session ends with its final result — is answered,
+//!   or the drain timeout has passed: then the connection's token is cancelled, and with it
+//!   whatever still runs. `close` then flushes what was answered, as at EOF.
+//!
 //! - requests a [`Direct`] takes (the session's plain requests, `mcp/direct.rs`) are answered
 //!   off rmcp's service loop: one task per request writing its answer straight to the writer,
 //!   under the same permit, duplicate-id and cancellation rules as the loop's requests.
@@ -49,10 +56,11 @@ use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// Requests one connection may have in flight by default (received, answer not yet written).
 ///
@@ -72,6 +80,9 @@ pub struct Limits {
     pub max_line: usize,
     /// How long `close` waits for a writer that makes no progress.
     pub close_stall: Duration,
+    /// How long a graceful shutdown waits for the requests in flight
+    /// ([`crate::drain`]'s rule).
+    pub drain_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -80,6 +91,7 @@ impl Default for Limits {
             in_flight: MAX_IN_FLIGHT,
             max_line: MAX_LINE,
             close_stall: CLOSE_STALL,
+            drain_timeout: crate::drain::DEFAULT_DRAIN_TIMEOUT,
         }
     }
 }
@@ -182,6 +194,11 @@ pub struct FastTransport<R> {
     /// Requests received and not yet answered.
     in_flight: Arc<InFlight>,
     direct: Option<Box<dyn Direct>>,
+    /// What starts a graceful shutdown, and what it cancels when the drain timeout passes.
+    drain: Option<(CancellationToken, CancellationToken)>,
+    /// Set when the shutdown started: until when its end waits for the requests in flight.
+    draining_until: Option<Instant>,
+    drain_timeout: Duration,
     max_line: usize,
     close_stall: Duration,
     tx: Option<mpsc::UnboundedSender<Frame>>,
@@ -212,6 +229,9 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             owed: VecDeque::new(),
             in_flight: Arc::default(),
             direct: None,
+            drain: None,
+            draining_until: None,
+            drain_timeout: limits.drain_timeout,
             max_line: limits.max_line,
             close_stall: limits.close_stall,
             tx: Some(tx),
@@ -230,6 +250,34 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     pub(crate) fn with_direct(mut self, direct: Box<dyn Direct>) -> Self {
         self.direct = Some(direct);
         self
+    }
+
+    /// Shuts down gracefully when `draining` is cancelled (the module doc says how); when the
+    /// drain timeout passes first, cancels `connection` (rmcp's loop and every request in it).
+    pub(crate) fn with_drain(mut self, draining: CancellationToken, connection: CancellationToken) -> Self {
+        self.drain = Some((draining, connection));
+        self
+    }
+
+    /// The shutdown has started: read no more, and refuse what was read but not started.
+    fn start_draining(&mut self) {
+        self.input_done = true;
+        self.draining_until = Some(Instant::now() + self.drain_timeout);
+        let mut kept = VecDeque::new();
+        for message in std::mem::take(&mut self.parked) {
+            match message {
+                JsonRpcMessage::Request(r) => {
+                    let id = serde_json::to_vec(&r.id).ok();
+                    self.owed.push_back(error_answer(
+                        id.as_deref(),
+                        SERVER_BUSY,
+                        &format!("surface-mcp: {}", crate::drain::REFUSAL),
+                    ));
+                }
+                other => kept.push_back(other),
+            }
+        }
+        self.parked = kept;
     }
 
     /// Answers `request` on a task of its own when the direct path takes it; else hands it
@@ -924,21 +972,53 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
 
     /// The end of input: reported once every call in flight is answered, so rmcp's bounded
     /// drain never cuts one off. (An answer arriving cancels this wait in rmcp's select; the
-    /// next `receive` looks again.)
+    /// next `receive` looks again.) In a graceful shutdown the listen streams are waited for
+    /// too (the session ends them with their final result), and only until the drain
+    /// timeout: then the connection is cancelled.
     fn end(&self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send + 'static {
         let in_flight = self.in_flight.clone();
-        async move {
-            loop {
-                let waiting = in_flight
-                    .slots()
-                    .values()
-                    .any(|slot| !matches!(slot, Slot::Loop { listen: true }));
-                if !waiting {
-                    return None;
+        let until = self.draining_until;
+        let timeout = self.drain_timeout;
+        let drain = self.drain.clone();
+        let answered = move |listens: bool| {
+            let in_flight = in_flight.clone();
+            async move {
+                loop {
+                    let waiting = in_flight
+                        .slots()
+                        .values()
+                        .any(|slot| listens || !matches!(slot, Slot::Loop { listen: true }));
+                    if !waiting {
+                        return;
+                    }
+                    // A direct answer done wakes this; an answer from rmcp's loop cancels it.
+                    in_flight.done.notified().await;
                 }
-                // A direct answer done wakes this; an answer from rmcp's loop cancels it.
-                in_flight.done.notified().await;
             }
+        };
+        async move {
+            let Some((draining, connection)) = drain else {
+                answered(false).await;
+                return None;
+            };
+            let until = match until {
+                Some(until) => until,
+                None => tokio::select! {
+                    () = answered(false) => return None,
+                    // A shutdown during the wait at the end of input bounds it as well.
+                    () = draining.cancelled() => Instant::now() + timeout,
+                },
+            };
+            if tokio::time::timeout_at(until.into(), answered(true))
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    "surface-mcp: the drain timeout passed with requests still in flight; cancelling them"
+                );
+                connection.cancel();
+            }
+            None
         }
     }
 }
@@ -1021,6 +1101,15 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             }
             let waiting = !self.owed.is_empty() || !self.parked.is_empty();
             if !waiting && self.input_done {
+                if self.draining_until.is_none()
+                    && self
+                        .drain
+                        .as_ref()
+                        .is_some_and(|(draining, _)| draining.is_cancelled())
+                {
+                    // Shut down after the end of input: the wait from now on is bounded too.
+                    self.draining_until = Some(Instant::now() + self.drain_timeout);
+                }
                 return self.end().await;
             }
             // At the bound input is not read — except while the server waits for answers to
@@ -1032,8 +1121,16 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             let read =
                 !self.input_done && (queued == 0 || (!self.asking.is_empty() && queued < 2 * self.park));
             let permits = self.permits.clone();
+            let draining = self.drain.as_ref().map(|(draining, _)| draining.clone());
+            let drain_now = async {
+                match &draining {
+                    Some(draining) => draining.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
+                () = drain_now, if !self.input_done => self.start_draining(),
                 // Cancel-safe: a permit not taken stays with the semaphore.
                 got = permits.acquire(), if waiting => drop(got.ok()?),
                 line = self.next_line(), if read => match line {

@@ -598,8 +598,14 @@ where
                 }
                 reply => {
                     let waiter = lock(&reader_inner.pending).remove(&frame.id);
-                    if let Some(tx) = waiter {
-                        let _ = tx.send(reply);
+                    match waiter {
+                        Some(tx) => {
+                            let _ = tx.send(reply);
+                        }
+                        // An open watch's final frame (the server shutting down): it ends.
+                        None => {
+                            lock(&reader_inner.watches).remove(&frame.id);
+                        }
                     }
                 }
             }

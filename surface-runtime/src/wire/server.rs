@@ -4,7 +4,8 @@
 //! Every bound is a [`WireOptions`] setting with a documented default: requests in flight and
 //! answers queued per connection (a client that writes without reading stops being read, so
 //! the daemon's memory stays flat), watches per connection, the socket file's mode (owner-only
-//! by default), and the pause after a failed `accept`.
+//! by default), the pause after a failed `accept`, and how long a graceful shutdown
+//! ([`WireServer::shutdown`], the rule of [`crate::drain`]) waits for the calls in flight.
 //!
 //! Who calls is decided per connection by the peer's credentials (`SO_PEERCRED`, through
 //! tokio): the principal `uid:<n>`, holding the scopes [`WireOptions::grant`] gave that uid.
@@ -60,6 +61,7 @@ pub struct WireOptions {
     grants: BTreeMap<u32, Vec<String>>,
     audit: Audit,
     layers: crate::layer::Layers,
+    drain_timeout: Duration,
 }
 
 impl Default for WireOptions {
@@ -73,6 +75,7 @@ impl Default for WireOptions {
             grants: BTreeMap::new(),
             audit: Audit::Off,
             layers: crate::layer::Layers::default(),
+            drain_timeout: crate::drain::DEFAULT_DRAIN_TIMEOUT,
         }
     }
 }
@@ -201,6 +204,27 @@ impl WireOptions {
         self
     }
 
+    /// How long a graceful shutdown ([`WireServer::shutdown`]) waits for the calls in flight
+    /// to be answered, and then for each connection's answers to be written (default
+    /// [`DEFAULT_DRAIN_TIMEOUT`](crate::drain::DEFAULT_DRAIN_TIMEOUT), 10 s, as on every face).
+    /// Past it, the calls still running are dropped and the connections close.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// use surface_runtime::wire::WireOptions;
+    /// let options = WireOptions::default().drain_timeout(Duration::from_secs(3));
+    /// assert_eq!(options.get_drain_timeout(), Duration::from_secs(3));
+    /// ```
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// See [`drain_timeout`](Self::drain_timeout).
+    pub fn get_drain_timeout(&self) -> Duration {
+        self.drain_timeout
+    }
+
     /// The scopes granted to `uid`, if it was granted any.
     pub fn get_grant(&self, uid: u32) -> Option<&[String]> {
         self.grants.get(&uid).map(Vec::as_slice)
@@ -267,11 +291,37 @@ impl WireOptions {
 const PEER_ISSUER: &str = "unix";
 
 /// A surface served on a unix socket; dropping it (or [`WireServer::close`]) stops accepting
-/// and removes the socket file (unless something else has replaced it since).
+/// and removes the socket file (unless something else has replaced it since); the connections
+/// already open go on. [`WireServer::shutdown`] ends them gracefully.
 pub struct WireServer {
     path: PathBuf,
     inode: (u64, u64),
     accept: JoinHandle<()>,
+    stopping: Stopping,
+}
+
+/// What a graceful shutdown of a served wire face tells its connections.
+#[derive(Clone)]
+struct Stopping {
+    /// The calls owed an answer, on every connection.
+    calls: Arc<crate::drain::Drain>,
+    /// The connections still open (each writing its last answers).
+    connections: Arc<crate::drain::Drain>,
+    /// Cancelled once the calls are answered (or the drain timeout passed): each connection
+    /// ends its watches with a final frame, drops the calls still running, flushes and closes.
+    closing: CancellationToken,
+    timeout: Duration,
+}
+
+impl Stopping {
+    fn new(timeout: Duration) -> Stopping {
+        Stopping {
+            calls: Arc::default(),
+            connections: Arc::default(),
+            closing: CancellationToken::new(),
+            timeout,
+        }
+    }
 }
 
 impl WireServer {
@@ -282,15 +332,50 @@ impl WireServer {
 
     /// Stops accepting connections and removes the socket file.
     pub fn close(self) {}
-}
 
-impl Drop for WireServer {
-    fn drop(&mut self) {
+    /// Shuts down gracefully, e.g. on SIGTERM: stops accepting and removes the socket file;
+    /// every open connection answers the requests it reads from now on with a refusal (the
+    /// server is shutting down) while its calls in flight are answered, for at most
+    /// [`WireOptions::drain_timeout`]; then every watch is sent a final frame (an `err` saying
+    /// the server is shutting down, which ends the watch at the client), the calls still
+    /// running are dropped, and each connection writes what it was answered and closes (within
+    /// the drain timeout again). Answers whether every call in flight was answered in time.
+    ///
+    /// ```no_run
+    /// # async fn f<S: surface_runtime::Surface>(surface: std::sync::Arc<S>, expose: surface_runtime::Expose<S>) {
+    /// let server = surface_runtime::wire::serve_unix_socket("/tmp/ops.sock", surface, expose).unwrap();
+    /// let _ = tokio::signal::ctrl_c().await; // or SIGTERM, or a `CancellationToken` of yours
+    /// let answered = server.shutdown().await;
+    /// # let _ = answered;
+    /// # }
+    /// ```
+    pub async fn shutdown(mut self) -> bool {
+        let stopping = self.stopping.clone();
+        // Refusing before the socket file goes: whoever sees it gone sees refusals.
+        stopping.calls.refuse_new();
+        self.stop_accepting();
+        let answered = stopping.calls.drain(stopping.timeout).await;
+        stopping.closing.cancel();
+        if !stopping.connections.drain(stopping.timeout).await {
+            tracing::warn!(
+                "surface wire: a connection did not take its last answers within the drain timeout"
+            );
+        }
+        answered
+    }
+
+    fn stop_accepting(&mut self) {
         self.accept.abort();
         // Remove the file only if it is still ours: never another daemon's socket.
         if std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.inode) {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+impl Drop for WireServer {
+    fn drop(&mut self) {
+        self.stop_accepting();
     }
 }
 
@@ -343,11 +428,20 @@ pub fn serve_unix_socket_with<S: Surface>(
     let meta = std::fs::symlink_metadata(&path)?;
     // The socket file is this process's: its owner is the daemon's own uid.
     let owner = meta.uid();
-    let accept = tokio::spawn(accept_loop(listener, surface, expose, options, owner));
+    let stopping = Stopping::new(options.drain_timeout);
+    let accept = tokio::spawn(accept_loop(
+        listener,
+        surface,
+        expose,
+        options,
+        owner,
+        stopping.clone(),
+    ));
     Ok(WireServer {
         path,
         inode: (meta.dev(), meta.ino()),
         accept,
+        stopping,
     })
 }
 
@@ -440,6 +534,7 @@ async fn accept_loop<S: Surface>(
     expose: ErasedExpose,
     options: WireOptions,
     owner: u32,
+    stopping: Stopping,
 ) {
     let mut pause = options.accept_backoff;
     loop {
@@ -458,6 +553,7 @@ async fn accept_loop<S: Surface>(
                     r,
                     w,
                     options.clone(),
+                    stopping.clone(),
                 ));
             }
             Err(e) => {
@@ -495,7 +591,8 @@ pub async fn serve_streams_with<S: Surface>(
 ) {
     let expose = expose.erase();
     let who = options.admit(&expose, None, 0);
-    serve_connection(surface, expose, who, reader, writer, options).await
+    let stopping = Stopping::new(options.drain_timeout);
+    serve_connection(surface, expose, who, reader, writer, options, stopping).await
 }
 
 fn hidden(surface: &str, what: &str, name: &str) -> Failure {
@@ -539,11 +636,14 @@ async fn serve_connection<S, R, W>(
     reader: R,
     writer: W,
     options: WireOptions,
+    stopping: Stopping,
 ) where
     S: Surface,
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    // Counted until its last answers are written, for a graceful shutdown to wait on.
+    let _open = stopping.connections.flight();
     // Bounded: a client that does not read its answers fills this queue, which holds back the
     // requests answering into it, which hold the in-flight permits, which stop the reading.
     let (tx, mut rx) = mpsc::channel::<ReplyFrame>(options.reply_queue);
@@ -597,6 +697,8 @@ async fn serve_connection<S, R, W>(
 
     let watches: Watches = Arc::default();
     let permits = Arc::new(Semaphore::new(options.max_in_flight));
+    // Cancelled when a shutdown closes the connection: the calls still running are dropped.
+    let calls = stopping.closing.child_token();
     // Shared by every request of the connection (the grants are not copied per request).
     let options = Arc::new(options);
     let mut lines = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
@@ -606,10 +708,12 @@ async fn serve_connection<S, R, W>(
         let permit = tokio::select! {
             permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
             _ = gone.cancelled() => break,
+            _ = stopping.closing.cancelled() => break,
         };
         let line = tokio::select! {
             line = lines.next() => line,
             _ = gone.cancelled() => break,
+            _ = stopping.closing.cancelled() => break,
         };
         let Some(Ok(line)) = line else { break };
         let frame: RequestFrame = match serde_json::from_str(&line) {
@@ -633,6 +737,17 @@ async fn serve_connection<S, R, W>(
             }
         };
         let id = frame.id;
+        if stopping.calls.draining() {
+            // Shutting down: nothing new starts; the calls already running are answered.
+            let refusal = Failure::new(FailureKind::Refused, crate::drain::REFUSAL);
+            let _ = tx
+                .send(ReplyFrame {
+                    id,
+                    reply: Reply::Err(refusal),
+                })
+                .await;
+            continue;
+        }
         if let Request::Narrow { scopes } = &frame.request {
             // In order: every request read after it runs with the narrowed scopes.
             let kept = crate::scopes::narrow(expose.scopes(), principal.scopes(), scopes);
@@ -658,19 +773,53 @@ async fn serve_connection<S, R, W>(
             continue;
         }
         let surface = surface.clone();
+        // Owed an answer until it is queued for the writer.
+        let flight = stopping.calls.flight();
+        let calls = calls.clone();
         tokio::spawn(async move {
-            if let Some(reply) = handle(&surface, &connection, frame).await {
-                let tx = &connection.tx;
-                let _ = tx.send(ReplyFrame { id, reply }).await;
+            tokio::select! {
+                reply = handle(&surface, &connection, frame) => {
+                    if let Some(reply) = reply {
+                        let tx = &connection.tx;
+                        let _ = tx.send(ReplyFrame { id, reply }).await;
+                    }
+                }
+                // A shutdown past its drain timeout drops the call, as a cancelled MCP call is.
+                _ = calls.cancelled() => {}
             }
+            drop(flight);
             drop(permit);
         });
     }
-    for (_, w) in lock(&watches).drain() {
+    let closing = stopping.closing.is_cancelled();
+    let open: Vec<(u64, JoinHandle<()>)> = lock(&watches).drain().collect();
+    for (id, w) in open {
         w.abort();
+        if closing {
+            // The final frame of the watch: the client's feed ends on it.
+            let end = Failure::new(
+                FailureKind::Refused,
+                format!("{}; this watch has ended", crate::drain::REFUSAL),
+            );
+            let _ = tx.try_send(ReplyFrame {
+                id,
+                reply: Reply::Err(end),
+            });
+        }
     }
     drop(tx);
-    let _ = writer_task.await;
+    if closing {
+        // A peer that stopped reading does not hold the shutdown past its bound.
+        let mut writer_task = writer_task;
+        if tokio::time::timeout(stopping.timeout, &mut writer_task)
+            .await
+            .is_err()
+        {
+            writer_task.abort();
+        }
+    } else {
+        let _ = writer_task.await;
+    }
 }
 
 /// What a request of one connection runs with.
