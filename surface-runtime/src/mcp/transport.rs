@@ -1065,6 +1065,15 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
+            // One atomic load: input that is always ready must not hide a shutdown.
+            if !self.input_done
+                && self
+                    .drain
+                    .as_ref()
+                    .is_some_and(|(draining, _)| draining.is_cancelled())
+            {
+                self.start_draining();
+            }
             // What waits for a permit goes first, in order, as far as permits go.
             while !self.owed.is_empty() {
                 if !self.take_permit()? {
@@ -1130,7 +1139,6 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             };
             tokio::select! {
                 biased;
-                () = drain_now, if !self.input_done => self.start_draining(),
                 // Cancel-safe: a permit not taken stays with the semaphore.
                 got = permits.acquire(), if waiting => drop(got.ok()?),
                 line = self.next_line(), if read => match line {
@@ -1143,6 +1151,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                     Some(Decoded::Refuse(answer)) => self.owed.push_back(answer),
                     None => self.input_done = true,
                 },
+                // Last: polled (its waker registered) only when nothing else is ready.
+                () = drain_now, if !self.input_done => self.start_draining(),
                 else => return None,
             }
         }
