@@ -1196,3 +1196,71 @@ async fn resources_templates_reads_and_completions_follow_the_scopes() {
         "{answer:?}"
     );
 }
+
+/// Accepts the one token `good`, as alice.
+struct OneToken;
+
+impl surface::auth::TokenVerifier for OneToken {
+    async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
+        match token {
+            "good" => Ok(surface::Principal::new("https://issuer.test", "alice")),
+            _ => Err(surface::auth::Refusal::new("the token is not known here")),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_endpoint_publishes_its_metadata_for_its_mount_point() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // The endpoint's public URL: the app's address and the mount point.
+    let resource = format!("http://{addr}/api/mcp");
+    let served = ops::mcp_server(Arc::new(ops::Ops::new())).start().unwrap();
+    let auth = Auth::custom(OneToken)
+        .with_resource(&resource)
+        .authorization_server("https://issuer.test");
+    let mcp = served
+        .http_service_with(&HttpOptions::loopback(0).auth(auth))
+        .unwrap();
+    let metadata = mcp
+        .metadata_path()
+        .expect("an authenticated endpoint has metadata");
+    assert_eq!(metadata, "/.well-known/oauth-protected-resource/api/mcp");
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .nest_service("/api/mcp", mcp.clone())
+        .route_service(&metadata, mcp.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    // The document, at the mount point's well-known path, names the mounted resource.
+    let document = http_at(addr, "GET", &metadata, &[], "").await;
+    assert_eq!(document.status, 200, "{document:?}");
+    let document: Value = serde_json::from_str(&document.body).unwrap();
+    assert_eq!(document["resource"], resource.as_str(), "{document}");
+    assert_eq!(document["authorization_servers"], json!(["https://issuer.test"]));
+
+    // A request without a token is challenged with that document's URL.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "mounted", "version": "0"}}})
+    .to_string();
+    let refused = http_at(addr, "POST", "/api/mcp", &[JSON, ACCEPT], &init).await;
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let challenge = refused.header("www-authenticate").unwrap_or_default();
+    assert!(
+        challenge.contains(&format!("resource_metadata=\"http://{addr}{metadata}\"")),
+        "{challenge}"
+    );
+    // With the token the mounted endpoint answers; the app's own route is untouched.
+    let opened = http_at(
+        addr,
+        "POST",
+        "/api/mcp",
+        &[JSON, ACCEPT, ("Authorization", "Bearer good")],
+        &init,
+    )
+    .await;
+    assert_eq!(opened.status, 200, "{opened:?}");
+    assert_eq!(opened.message()["result"]["serverInfo"]["name"], "ops");
+    assert_eq!(http_at(addr, "GET", "/health", &[], "").await.body, "ok");
+}

@@ -438,6 +438,28 @@ impl HttpService {
         async move { endpoint.gate.handle(&endpoint.service, request).await }
     }
 
+    /// Where a mounted endpoint's Protected Resource Metadata is asked for (feature `auth`,
+    /// with [`HttpOptions::auth`]; none without authentication): the well-known path with
+    /// the resource URI's path inserted (RFC 9728 §3.1), e.g.
+    /// `/.well-known/oauth-protected-resource/api/mcp` for the resource
+    /// `https://app.example/api/mcp`. A router that nests the endpoint (which then sees only
+    /// the paths below its mount point) routes this path to it as well; the `401`
+    /// challenges' `resource_metadata` names the same URL. Make the resource URI the
+    /// endpoint's public URL, mount point included.
+    ///
+    /// ```no_run
+    /// # async fn run(served: surface_runtime::mcp::ServedMcp, options: surface_runtime::mcp::HttpOptions) {
+    /// let mcp = served.http_service_with(&options).unwrap();
+    /// // axum::Router::new().nest_service("/api/mcp", mcp.clone())
+    /// //     .route_service(&mcp.metadata_path().unwrap(), mcp.clone())
+    /// let _ = mcp.metadata_path();
+    /// # }
+    /// ```
+    #[cfg(feature = "auth")]
+    pub fn metadata_path(&self) -> Option<String> {
+        self.inner.gate.guard.as_ref().map(|guard| guard.metadata_path())
+    }
+
     /// Shuts the endpoint down gracefully: new requests answer `503` while the calls in flight
     /// are answered (at most [`HttpOptions::drain_timeout`]), then every session and stream it
     /// serves ends. Answers whether every call in flight was answered in time.

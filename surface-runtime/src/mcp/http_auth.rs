@@ -25,6 +25,9 @@ pub(super) struct Guard {
     auth: Auth,
     /// The endpoint's path, for the path-inserted metadata URL.
     path: String,
+    /// The resource URI's path (`/api/mcp`): where a mounted endpoint is, whatever path it
+    /// is handed.
+    resource_path: String,
     document: Bytes,
     /// `resource_metadata="…"`, the absolute URL of the metadata.
     metadata_url: String,
@@ -61,7 +64,7 @@ impl Guard {
         };
         // RFC 9728 §3.1: the metadata of `https://host/path` is at
         // `https://host/.well-known/oauth-protected-resource/path`.
-        let resource_path = resource.path().trim_end_matches('/');
+        let resource_path = resource.path().trim_end_matches('/').to_owned();
         let metadata_url = format!("{scheme}://{authority}{METADATA}{resource_path}");
         let mut document = json!({
             "resource": auth.resource(),
@@ -75,6 +78,7 @@ impl Guard {
             document: Bytes::from(document.to_string()),
             metadata_url,
             path: path.to_owned(),
+            resource_path,
             auth,
             sessions: Mutex::new(HashMap::new()),
             max_sessions,
@@ -82,11 +86,19 @@ impl Guard {
         })
     }
 
-    /// The metadata document, if `request` asks for it (at either well-known path).
+    /// The path-inserted well-known path of the metadata (RFC 9728 §3.1), from the resource
+    /// URI: `/.well-known/oauth-protected-resource/api/mcp` for `https://host/api/mcp`.
+    pub(super) fn metadata_path(&self) -> String {
+        format!("{METADATA}{}", self.resource_path)
+    }
+
+    /// The metadata document, if `request` asks for it: at the well-known path, or with the
+    /// endpoint's path or the resource URI's path inserted (a mounted endpoint is wherever
+    /// its resource URI says).
     pub(super) fn metadata<B>(&self, request: &hyper::Request<B>) -> Option<Response> {
         let path = request.uri().path();
         let rest = path.strip_prefix(METADATA)?;
-        if !(rest.is_empty() || rest == "/" || rest == self.path) {
+        if !(rest.is_empty() || rest == "/" || rest == self.path || rest == self.resource_path) {
             return None;
         }
         let response = match *request.method() {
