@@ -147,8 +147,9 @@ impl ToolContext {
     }
 
     /// Runs `fut` with `self` as the [`ToolContext::current`] of everything it awaits.
-    pub async fn scope<F: std::future::Future>(self, fut: F) -> F::Output {
-        CURRENT.scope(self, fut).await
+    pub fn scope<F: std::future::Future>(self, fut: F) -> impl std::future::Future<Output = F::Output> {
+        // Not an `async fn`: that would hold `fut` twice (argument and awaited copy).
+        CURRENT.scope(self, fut)
     }
 
     /// Reports `progress` of `total` (when known).

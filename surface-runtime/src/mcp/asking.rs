@@ -436,28 +436,15 @@ impl Round {
     }
 
     /// Runs the call; on 2026-07-28, ends it as soon as it waits only on questions.
-    pub(crate) async fn run<T>(
-        self,
-        call: impl Future<Output = Result<T, Failure>>,
-    ) -> Result<Result<T, Failure>, Halt> {
-        let mut call = std::pin::pin!(call);
-        let rounds = match &self.asks.era {
-            Era::Modern(rounds) => Some(rounds),
-            Era::Legacy(..) | Era::Task(_) => None,
-        };
-        let outcome = std::future::poll_fn(|cx| {
-            if let Some(rounds) = rounds {
-                rounds.waker.register(cx.waker());
-            }
-            if let Poll::Ready(out) = call.as_mut().poll(cx) {
-                return Poll::Ready(Some(out));
-            }
-            match rounds {
-                Some(rounds) if !crate::sync::lock(&rounds.pending).is_empty() => Poll::Ready(None),
-                _ => Poll::Pending,
-            }
-        })
-        .await;
+    pub(crate) fn run<T, F: Future<Output = Result<T, Failure>>>(self, call: F) -> Running<F> {
+        Running {
+            call,
+            round: Some(self),
+        }
+    }
+
+    /// How the call ended (`None`: it waits on questions only) as this round answers it.
+    fn finish<T>(self, outcome: Option<Result<T, Failure>>) -> Result<Result<T, Failure>, Halt> {
         match outcome {
             Some(Ok(value)) => Ok(Ok(value)),
             Some(Err(failure)) => match crate::sync::lock(&self.asks.refusal).take() {
@@ -465,7 +452,7 @@ impl Round {
                 None => Ok(Err(failure)),
             },
             None => {
-                let Some(rounds) = rounds else {
+                let Era::Modern(rounds) = &self.asks.era else {
                     unreachable!("only a 2026-07-28 round ends waiting")
                 };
                 let pending = std::mem::take(&mut *crate::sync::lock(&rounds.pending));
@@ -483,6 +470,41 @@ impl Round {
                 )))
             }
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`Round::run`]'s future. Written by hand, not as an `async fn`: one would hold the
+    /// call's future twice (its argument, then the pinned copy it polls).
+    pub(crate) struct Running<F> {
+        #[pin]
+        call: F,
+        round: Option<Round>,
+    }
+}
+
+impl<T, F: Future<Output = Result<T, Failure>>> Future for Running<F> {
+    type Output = Result<Result<T, Failure>, Halt>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let round = this.round.as_ref().expect("a round's future polled after it ended");
+        let rounds = match &round.asks.era {
+            Era::Modern(rounds) => Some(rounds),
+            Era::Legacy(..) | Era::Task(_) => None,
+        };
+        if let Some(rounds) = rounds {
+            rounds.waker.register(cx.waker());
+        }
+        let outcome = match this.call.poll(cx) {
+            Poll::Ready(out) => Some(out),
+            Poll::Pending => match rounds {
+                Some(rounds) if !crate::sync::lock(&rounds.pending).is_empty() => None,
+                _ => return Poll::Pending,
+            },
+        };
+        let round = this.round.take().expect("checked above");
+        Poll::Ready(round.finish(outcome))
     }
 }
 

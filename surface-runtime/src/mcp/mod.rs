@@ -24,6 +24,7 @@
 
 mod apps;
 mod asking;
+mod cancel;
 mod clients;
 mod completion;
 mod config;

@@ -290,16 +290,38 @@ fn record_error(span: &tracing::Span, error: &ErrorData) {
 }
 
 /// Answers a request with `answer`, inside its `span` ([`span`]) and counted in flight.
-pub(crate) async fn request<T>(
+pub(crate) fn request<T, F: Future<Output = Result<T, ErrorData>>>(
     span: tracing::Span,
-    answer: impl Future<Output = Result<T, ErrorData>>,
-) -> Result<T, ErrorData> {
-    let _in_flight = Gauged::in_flight();
-    let result = answer.instrument(span.clone()).await;
-    if let Err(error) = &result {
-        record_error(&span, error);
+    answer: F,
+) -> Request<F> {
+    Request {
+        answer: answer.instrument(span.clone()),
+        span,
+        _in_flight: Gauged::in_flight(),
     }
-    result
+}
+
+pin_project_lite::pin_project! {
+    /// [`request`]'s future: by hand, as an `async fn` would hold `answer` twice.
+    pub(crate) struct Request<F> {
+        #[pin]
+        answer: tracing::instrument::Instrumented<F>,
+        span: tracing::Span,
+        _in_flight: Gauged,
+    }
+}
+
+impl<T, F: Future<Output = Result<T, ErrorData>>> Future for Request<F> {
+    type Output = Result<T, ErrorData>;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        let result = std::task::ready!(this.answer.poll(cx));
+        if let Err(error) = &result {
+            record_error(this.span, error);
+        }
+        std::task::Poll::Ready(result)
+    }
 }
 
 /// One `tools/call` being answered: its span, its time, its place in flight.

@@ -308,28 +308,14 @@ fn invalid_argument(e: schema::InputError) -> Failure {
 /// that await never happens. That await is the point of no return: whatever ran before it
 /// stays done, and a call already handed to a dialled daemon runs there to its end. A
 /// cancelled call's answer is never written, so the failure here is for nobody.
-async fn until_cancelled<T>(
+fn until_cancelled<T>(
     ct: &tokio_util::sync::CancellationToken,
     call: impl std::future::Future<Output = Result<T, Failure>>,
-) -> Result<T, Failure> {
-    match unless_cancelled(ct, call).await {
-        Some(answer) => answer,
-        None => Err(Failure::new(FailureKind::Error, "the call was cancelled")),
-    }
-}
-
-/// `fut`'s output, or `None` once `ct` is cancelled (`fut` dropped). Biased to the cancel:
-/// a call that would end in the same poll as its cancel is cancelled (tokio-util's
-/// `run_until_cancelled` favours the future).
-pub(crate) async fn unless_cancelled<F: std::future::Future>(
-    ct: &tokio_util::sync::CancellationToken,
-    fut: F,
-) -> Option<F::Output> {
-    tokio::select! {
-        biased;
-        _ = ct.cancelled() => None,
-        out = fut => Some(out),
-    }
+) -> impl std::future::Future<Output = Result<T, Failure>> {
+    use futures::FutureExt;
+    super::cancel::unless_cancelled(ct, call).map(|answer| {
+        answer.unwrap_or_else(|| Err(Failure::new(FailureKind::Error, "the call was cancelled")))
+    })
 }
 
 /// Runs one tool on the generation's link; a failure that tells of the link is judged by it.

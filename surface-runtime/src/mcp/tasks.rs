@@ -506,7 +506,7 @@ impl Tasks {
         let future = run(TaskInputs::new(entry.clone()));
         let settled = entry.clone();
         let handle = tokio::spawn(async move {
-            let answer = super::requests::unless_cancelled(&settled.cancel, future).await;
+            let answer = super::cancel::unless_cancelled(&settled.cancel, future).await;
             let payload = match answer {
                 // A tool that heard the cancellation and answered first was still cancelled.
                 _ if settled.cancel.is_cancelled() => TaskPayload::Cancelled,
