@@ -488,7 +488,10 @@ impl<T, F: Future<Output = Result<T, Failure>>> Future for Running<F> {
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let round = this.round.as_ref().expect("a round's future polled after it ended");
+        let round = this
+            .round
+            .as_ref()
+            .expect("a round's future polled after it ended");
         let rounds = match &round.asks.era {
             Era::Modern(rounds) => Some(rounds),
             Era::Legacy(..) | Era::Task(_) => None,

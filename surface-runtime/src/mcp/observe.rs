@@ -314,7 +314,10 @@ pin_project_lite::pin_project! {
 impl<T, F: Future<Output = Result<T, ErrorData>>> Future for Request<F> {
     type Output = Result<T, ErrorData>;
 
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
         let this = self.project();
         let result = std::task::ready!(this.answer.poll(cx));
         if let Err(error) = &result {
