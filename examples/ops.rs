@@ -535,14 +535,16 @@ pub async fn serve_daemon_with(
     Ok(())
 }
 
-/// SIGTERM, or Ctrl-C.
-async fn stopped() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGTERM, or Ctrl-C. The handler is installed when this is called, not when it is first
+/// polled: a SIGTERM from then on is a graceful shutdown.
+fn stopped() -> impl std::future::Future<Output = ()> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .expect("SIGTERM can be handled");
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term.recv() => {}
+    async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
     }
 }
 
@@ -690,9 +692,21 @@ async fn serve(args: Vec<String>, ui: bool) -> Result<(), Box<dyn std::error::Er
             }
         }
         ["--wire-stdio"] => {
-            // The wire face on this process's own stdio, for `ssh host ops --wire-stdio`.
+            // The wire face on this process's own stdio, for `ssh host ops --wire-stdio`; SIGTERM
+            // or Ctrl-C shut it down gracefully, as they do the daemon.
             let ops = Arc::new(Ops::new());
-            surface::wire::serve_streams(ops, EXPOSE, tokio::io::stdin(), tokio::io::stdout()).await
+            let options = surface::wire::WireOptions::default();
+            let signal = stopped();
+            let shutdown = async {
+                signal.await;
+                eprintln!("ops: shutting down: answering the calls in flight");
+            };
+            let answered = surface::wire::serve_stdio_until(ops, EXPOSE, options, shutdown).await?;
+            if !answered {
+                eprintln!("ops: shut down (the drain timeout passed)");
+            }
+            // Nothing is left to read for: a read of stdin still blocked would hold the exit.
+            std::process::exit(0);
         }
         ["--bridge", path, rest @ ..] => {
             let options = bridge_flags(rest).unwrap_or_else(|e| exit_usage(e));

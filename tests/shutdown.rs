@@ -1,4 +1,4 @@
-//! Graceful shutdown on stdio and on the wire face, through the real ops binary and SIGTERM:
+//! Graceful shutdown on stdio and on the wire face (its socket and its stdio), through the real ops binary and SIGTERM:
 //! slow calls already in flight are answered, work sent after the shutdown began is refused
 //! (wire) or never read (stdio), the long-lived streams end with a final event (a listen's
 //! result, a watch's final frame), and the process exits well within its drain timeout.
@@ -119,21 +119,17 @@ async fn sigterm_on_stdio_answers_the_calls_in_flight_ends_the_listen_and_exits(
     assert!(asked.elapsed() < Duration::from_secs(10));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_on_the_wire_answers_the_calls_in_flight_refuses_new_ones_and_exits() {
-    let dir = socket_dir("shutdown-wire");
-    let path = dir.join("ops.sock");
-    let mut daemon = tokio::process::Command::new(common::ops_binary())
-        .arg("--socket")
-        .arg(&path)
-        .env("OPS_SPAWN_DELAY_MS", "1500")
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("ops starts");
-    assert!(settle(|| std::os::unix::net::UnixStream::connect(&path).is_ok()).await);
-    let stream = tokio::net::UnixStream::connect(&path).await.unwrap();
-    let (reader, mut writer) = stream.into_split();
+/// Drives one wire connection through a graceful shutdown of the ops process `pid`: a watch,
+/// three slow calls in flight, SIGTERM, then (once `began` says the shutdown has begun) a late
+/// call. Reads to the end of the connection and checks that every call in flight was answered,
+/// the late one refused with a sentence and the watch ended with a final frame; then that the
+/// process exits well within its drain timeout.
+async fn wire_shutdown(
+    mut child: tokio::process::Child,
+    reader: impl tokio::io::AsyncRead + Unpin,
+    mut writer: impl tokio::io::AsyncWrite + Unpin,
+    began: impl std::future::Future<Output = ()>,
+) {
     let mut frames = BufReader::new(reader).lines();
     let mut next = async || -> Option<Value> {
         let line = tokio::time::timeout(Duration::from_secs(20), frames.next_line())
@@ -146,6 +142,7 @@ async fn sigterm_on_the_wire_answers_the_calls_in_flight_refuses_new_ones_and_ex
     assert_eq!(greeting["ok"]["surface"], "Ops", "{greeting}");
     let mut send = async |frame: Value| {
         writer.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+        writer.flush().await.unwrap();
     };
     send(json!({"id": 1, "op": "watch", "member": "processes"})).await;
     for (id, name) in [(10, "a"), (11, "b"), (12, "c")] {
@@ -162,10 +159,11 @@ async fn sigterm_on_the_wire_answers_the_calls_in_flight_refuses_new_ones_and_ex
         seen.push(frame);
     }
     let asked = Instant::now();
-    sigterm(daemon.id().unwrap());
-    // The socket file goes once new work is refused.
-    assert!(settle(|| !path.exists()).await, "the socket file is removed");
+    sigterm(child.id().unwrap());
+    // Sent once the shutdown has begun, while the calls in flight still run (1.5 s each).
+    began.await;
     send(json!({"id": 20, "op": "call", "procedure": "proc.spawn", "input": {"name": "late"}})).await;
+    // The process ends the connection without the client closing its side.
     while let Some(frame) = next().await {
         seen.push(frame);
     }
@@ -178,8 +176,9 @@ async fn sigterm_on_the_wire_answers_the_calls_in_flight_refuses_new_ones_and_ex
     let mut pids: Vec<u64> = [10, 11, 12]
         .into_iter()
         .map(|id| {
-            let answer = answer(id);
-            answer[0]["ok"]["pid"]
+            answer(id)
+                .first()
+                .unwrap_or_else(|| panic!("call {id} answered: {seen:?}"))["ok"]["pid"]
                 .as_u64()
                 .unwrap_or_else(|| panic!("call {id} answered, not cut off: {seen:?}"))
         })
@@ -207,10 +206,65 @@ async fn sigterm_on_the_wire_answers_the_calls_in_flight_refuses_new_ones_and_ex
             .is_some_and(|m| m.contains("shutting down")),
         "{watch:?}"
     );
-    let status = tokio::time::timeout(Duration::from_secs(10), daemon.wait())
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
         .expect("ops exits within its drain timeout")
         .unwrap();
     assert!(status.success(), "{status:?}");
     assert!(asked.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_on_the_wire_answers_the_calls_in_flight_refuses_new_ones_and_exits() {
+    let dir = socket_dir("shutdown-wire");
+    let path = dir.join("ops.sock");
+    let daemon = tokio::process::Command::new(common::ops_binary())
+        .arg("--socket")
+        .arg(&path)
+        .env("OPS_SPAWN_DELAY_MS", "1500")
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("ops starts");
+    assert!(settle(|| std::os::unix::net::UnixStream::connect(&path).is_ok()).await);
+    let stream = tokio::net::UnixStream::connect(&path).await.unwrap();
+    let (reader, writer) = stream.into_split();
+    // The socket file goes once new work is refused.
+    let began = async {
+        assert!(settle(|| !path.exists()).await, "the socket file is removed");
+    };
+    wire_shutdown(daemon, reader, writer, began).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_on_the_wire_over_stdio_answers_the_calls_in_flight_refuses_new_ones_and_exits() {
+    let mut child = tokio::process::Command::new(common::ops_binary())
+        .arg("--wire-stdio")
+        .env("OPS_SPAWN_DELAY_MS", "1500")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("ops starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (writer, reader) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    // Its stdout carries frames alone: the handler's `println!` of each spawn goes to stderr,
+    // which is read to its end (a closed stderr would fail those prints).
+    let (said, hear) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut said = Some(said);
+        while let Ok(Some(line)) = stderr.next_line().await {
+            if line.contains("shutting down") {
+                said.take().map(|said| said.send(()));
+            }
+        }
+    });
+    let began = async {
+        tokio::time::timeout(Duration::from_secs(20), hear)
+            .await
+            .expect("ops says it is shutting down in time")
+            .expect("ops says it is shutting down");
+    };
+    wire_shutdown(child, reader, writer, began).await;
 }

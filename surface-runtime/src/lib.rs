@@ -38,7 +38,9 @@ pub mod schema;
 mod scopes;
 pub mod skill;
 mod spec;
-#[cfg(all(unix, any(feature = "mcp", feature = "cli")))]
+#[cfg(any(feature = "mcp", feature = "wire"))]
+mod stdio;
+#[cfg(all(unix, any(feature = "mcp", feature = "wire")))]
 mod stdout;
 pub mod store;
 mod surface;

@@ -1,4 +1,4 @@
-//! stdout kept for a face's data (the MCP stdio stream, the argv face's JSON).
+//! stdout kept for a face's data (the MCP and wire stdio streams, the argv face's JSON).
 //!
 //! On unix the real stdout is duplicated for the face and file descriptor 1 is pointed at
 //! stderr, so a stray `println!` (ours, the user's handler's or a dependency's) lands on stderr:
@@ -26,7 +26,6 @@ pub(crate) fn keep() -> io::Result<OwnedFd> {
 }
 
 /// A duplicate of `fd` (close-on-exec), owned by the caller.
-#[cfg(feature = "mcp")]
 pub(crate) fn duplicate(fd: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: as above.
     unsafe {

@@ -57,7 +57,6 @@ mod results;
 mod served;
 mod session;
 mod skills;
-mod stdio;
 mod subscriptions;
 pub(crate) mod task_sharing;
 mod tasks;
@@ -489,8 +488,8 @@ pub fn init_tracing() -> bool {
 }
 
 /// Stdin and stdout for the protocol (see `stdio.rs`).
-fn take_stdio() -> Result<stdio::Io, ServeError> {
-    stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))
+fn take_stdio() -> Result<crate::stdio::Io, ServeError> {
+    crate::stdio::take().map_err(|e| ServeError(format!("stdio could not be taken: {e}")))
 }
 
 /// Why serving a connection failed.

@@ -15,5 +15,6 @@ pub use client::{
 };
 pub use protocol::{MAX_FRAME, Reach};
 pub use server::{
-    WireOptions, WireServer, serve_streams, serve_streams_with, serve_unix_socket, serve_unix_socket_with,
+    WireOptions, WireServer, serve_stdio_until, serve_streams, serve_streams_until, serve_streams_with,
+    serve_unix_socket, serve_unix_socket_with,
 };

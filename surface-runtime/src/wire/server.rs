@@ -589,10 +589,82 @@ pub async fn serve_streams_with<S: Surface>(
     writer: impl AsyncWrite + Send + Unpin + 'static,
     options: WireOptions,
 ) {
+    let never = std::future::pending();
+    serve_streams_until(surface, expose, reader, writer, options, never).await;
+}
+
+/// [`serve_streams_with`] that shuts down gracefully once `shutdown` completes (e.g. on SIGTERM),
+/// by the rule of [`crate::drain`] that [`WireServer::shutdown`] follows: the requests read from
+/// then on are refused (the server is shutting down) while the calls in flight are answered, for
+/// at most [`WireOptions::drain_timeout`]; then every watch is sent its final frame, the calls
+/// still running are dropped, and what was answered is written before it returns (within the
+/// drain timeout again). It returns on its own when the reader ends, as [`serve_streams`] does.
+/// Answers whether every call in flight was answered.
+///
+/// ```no_run
+/// # async fn f<S: surface_runtime::Surface>(surface: std::sync::Arc<S>, expose: surface_runtime::Expose<S>) {
+/// use surface_runtime::wire::{WireOptions, serve_streams_until};
+/// let stdin = tokio::io::stdin();
+/// let stdout = tokio::io::stdout();
+/// let ctrl_c = async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// };
+/// let answered = serve_streams_until(surface, expose, stdin, stdout, WireOptions::default(), ctrl_c).await;
+/// # let _ = answered;
+/// # }
+/// ```
+pub async fn serve_streams_until<S: Surface>(
+    surface: Arc<S>,
+    expose: Expose<S>,
+    reader: impl AsyncRead + Send + Unpin + 'static,
+    writer: impl AsyncWrite + Send + Unpin + 'static,
+    options: WireOptions,
+    shutdown: impl Future<Output = ()>,
+) -> bool {
     let expose = expose.erase();
     let who = options.admit(&expose, None, 0);
     let stopping = Stopping::new(options.drain_timeout);
-    serve_connection(surface, expose, who, reader, writer, options, stopping).await
+    let connection = serve_connection(surface, expose, who, reader, writer, options, stopping.clone());
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        () = &mut connection => return true,
+        () = shutdown => {}
+    }
+    // The connection goes on reading (and refusing) while its calls are answered.
+    stopping.calls.refuse_new();
+    let drained = async {
+        let answered = stopping.calls.drain(stopping.timeout).await;
+        stopping.closing.cancel();
+        answered
+    };
+    let (answered, ()) = tokio::join!(drained, connection);
+    answered
+}
+
+/// Serves `surface` on this process's own stdin and stdout (for `ssh host app --wire-stdio`)
+/// until stdin ends, or, once `shutdown` completes, shuts down gracefully as
+/// [`serve_streams_until`] does. On unix, stdout is kept for the frames alone: file
+/// descriptor 1 is pointed at stderr, so a stray `println!` (the handler's or a dependency's)
+/// cannot corrupt the stream. Answers whether every call in flight was answered.
+///
+/// ```no_run
+/// # async fn f<S: surface_runtime::Surface>(surface: std::sync::Arc<S>, expose: surface_runtime::Expose<S>) {
+/// use surface_runtime::wire::{WireOptions, serve_stdio_until};
+/// let ctrl_c = async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// };
+/// let answered = serve_stdio_until(surface, expose, WireOptions::default(), ctrl_c).await.unwrap();
+/// # let _ = answered;
+/// # }
+/// ```
+pub async fn serve_stdio_until<S: Surface>(
+    surface: Arc<S>,
+    expose: Expose<S>,
+    options: WireOptions,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<bool> {
+    let (reader, writer) = crate::stdio::take()?;
+    Ok(serve_streams_until(surface, expose, reader, writer, options, shutdown).await)
 }
 
 fn hidden(surface: &str, what: &str, name: &str) -> Failure {

@@ -1,4 +1,5 @@
-//! The stdio transport, with stdout kept for JSON-RPC alone.
+//! The process's stdio taken for a face's protocol (MCP's JSON-RPC, the wire face's frames),
+//! with stdout kept for that protocol alone.
 //!
 //! On unix, at start-up the real stdout is duplicated for the protocol and file descriptor 1 is
 //! pointed at stderr, so a stray `println!` (ours, the user's or a dependency's) lands on stderr
