@@ -1,9 +1,9 @@
-//! Graceful shutdown, one rule for every face: stop taking new work (refused with
-//! [`REFUSAL`] where the face can still answer), answer every call already taken, end the
+//! Graceful shutdown, one rule for every face: stop taking new work (refused with a sentence
+//! saying the server is shutting down, where the face can still answer), answer every call already taken, end the
 //! long-lived streams with their final event, flush, and give up waiting after a drain
 //! timeout ([`DEFAULT_DRAIN_TIMEOUT`] unless the face's options say otherwise).
 //!
-//! [`Drain`] counts the calls a face owes an answer and waits for them within the timeout.
+//! One counter (`Drain`, inside the crate) counts the calls a face owes an answer and waits for them within the timeout.
 //! Streamable HTTP (`mcp/http.rs`) and the wire face (`wire/server.rs`) count with it; the
 //! stdio transport (`mcp/transport.rs`) already tracks every request it owes an answer (its
 //! end of input waits on the same table), so it bounds that wait by the same timeout.

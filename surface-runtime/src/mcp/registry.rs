@@ -4,7 +4,7 @@
 //! accepts crates (`registryType: "cargo"`, run over stdio). What the registry needs that the
 //! MCP face does not say (the name, the one-line description, the crate and its version) is a
 //! [`RegistryEntry`]; everything the face says is read off the checked-in
-//! [`Manifest`](super::contract::Manifest), so the listing and the contract gate cannot
+//! [`Manifest`], so the listing and the contract gate cannot
 //! disagree. The tools, resources and scopes travel in the publisher-provided `_meta`.
 //!
 //! [`server_json`] refuses, with a sentence, what the registry would refuse: a name that is
@@ -50,8 +50,8 @@ pub struct RegistryEntry {
 
 impl RegistryEntry {
     /// A server listed as `name` (reverse DNS: `io.github.you/server`) with a one-line
-    /// `description` (at most 100 characters), at `version` (also the crate's version unless
-    /// [`crate_version`](Self::crate_version) says otherwise).
+    /// `description` (at most 100 characters), at `version` (also the version of the crate that
+    /// installs it).
     pub fn new(name: impl Into<String>, description: impl Into<String>, version: impl Into<String>) -> Self {
         RegistryEntry {
             name: name.into(),
