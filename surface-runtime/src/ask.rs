@@ -35,50 +35,10 @@
 //! assert_eq!(schema["required"], serde_json::json!(["name"]));
 //! ```
 
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::marker::PhantomData;
-
-/// Why an ask got no answer.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AskError {
-    /// The host did not declare the capability the ask needs (`"elicitation"`, `"sampling"`,
-    /// `"roots"`), or no face is listening.
-    Unsupported {
-        /// The capability, as MCP names it.
-        capability: &'static str,
-    },
-    /// The form type cannot be an elicitation form (a nested field, say); names the field.
-    BadForm(String),
-    /// The host answered something that is not an answer to the ask (or does not decode
-    /// into the form type).
-    Invalid(String),
-    /// The request to the host failed (it went away, timed out, refused).
-    Failed(String),
-}
-
-impl std::fmt::Display for AskError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AskError::Unsupported { capability } => {
-                write!(f, "the client did not declare the `{capability}` capability")
-            }
-            AskError::BadForm(why) => write!(f, "not an elicitation form: {why}"),
-            AskError::Invalid(why) => write!(f, "the client's answer is invalid: {why}"),
-            AskError::Failed(why) => write!(f, "asking the client failed: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for AskError {}
-
-impl From<AskError> for crate::Failure {
-    fn from(e: AskError) -> Self {
-        crate::Failure::new(crate::FailureKind::Error, e.to_string())
-    }
-}
 
 /// The user's answer to an elicitation.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,7 +70,12 @@ impl<T> Elicitation<T> {
     }
 }
 
-pub use crate::blocks::Role;
+pub use crate::role::Role;
+
+mod error;
+mod form;
+pub use error::AskError;
+pub use form::{ElicitChoice, ElicitField, ElicitForm, form_from_schema, form_schema};
 
 /// A request for one message from the host's model. Build with [`Sample::user`].
 ///
@@ -288,11 +253,22 @@ impl UrlRequired {
     /// A step at `url`, with a fresh id.
     pub fn new(url: impl Into<String>, message: impl Into<String>) -> Self {
         UrlRequired {
-            id: crate::context::fresh_elicitation_id(),
+            id: fresh_elicitation_id(),
             url: url.into(),
             message: message.into(),
         }
     }
+}
+
+/// A fresh elicitation id: a count hashed under per-process random keys (std's SipHash, keyed
+/// from the OS), 128 bits, so ids do not repeat in practice nor tell how many came before.
+pub(crate) fn fresh_elicitation_id() -> String {
+    use std::hash::BuildHasher;
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
+    let keys = KEYS.get_or_init(std::collections::hash_map::RandomState::new);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{:016x}{:016x}", keys.hash_one((n, 0u8)), keys.hash_one((n, 1u8)))
 }
 
 impl From<UrlRequired> for crate::Failure {
@@ -387,205 +363,6 @@ impl FromAnswer for Vec<Root> {
     }
 }
 
-/// A type that can be an elicitation form: derive it with `#[derive(Elicit)]` (beside
-/// `Deserialize` and `JsonSchema`), which checks each field's type at compile time.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an elicitation form",
-    label = "derive `surface::Elicit` on it",
-    note = "a form is a struct whose fields are strings, numbers, integers, booleans, enums of unit variants, lists of such enums, or `Option`s of these"
-)]
-pub trait ElicitForm: JsonSchema + DeserializeOwned + Send + 'static {}
-
-/// A type that can be one field of an elicitation form.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a field of an elicitation form",
-    label = "not a string, number, integer, boolean or choice",
-    note = "a form is flat: ask for a nested value in an elicitation of its own; an enum of unit variants becomes a choice with `#[derive(Elicit)]`"
-)]
-pub trait ElicitField {
-    /// What `#[derive(Elicit)]` names to check a field's type: a projection, not a generic
-    /// bound, so the error is at the field with no note naming generated code.
-    #[doc(hidden)]
-    const __QUALIFIES: () = ();
-}
-
-/// An enum of unit variants that can be chosen in a form (and listed, for a multi-select).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a choice of an elicitation form",
-    label = "a list in a form holds choices only",
-    note = "derive `surface::Elicit` on an enum of unit variants"
-)]
-pub trait ElicitChoice: ElicitField {}
-
-macro_rules! fields {
-    ($($t:ty),*) => { $(impl ElicitField for $t {})* };
-}
-fields!(
-    String, bool, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
-);
-impl<T: ElicitField> ElicitField for Option<T> {}
-impl<T: ElicitChoice> ElicitField for Vec<T> {}
-
-/// The elicitation form of `T`: its JSON Schema, checked flat and rewritten into the shapes
-/// elicitation allows (titled enums as `oneOf` of `const`/`title`, lists of enum values as
-/// `array` of `enum` or `anyOf`). `BadForm` names the first field that cannot be in a form.
-pub fn form_schema<T: JsonSchema>() -> Result<Value, AskError> {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator();
-    let root = generator.into_root_schema_for::<T>().to_value();
-    form_from_schema(&root)
-}
-
-/// [`form_schema`] for a schema already in hand.
-pub fn form_from_schema(schema: &Value) -> Result<Value, AskError> {
-    let bad = |why: String| AskError::BadForm(why);
-    if schema.get("type") != Some(&json!("object")) {
-        return Err(bad("the form must be a struct of named fields".into()));
-    }
-    let mut properties = Map::new();
-    for (name, field) in schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        let field = primitive(field).map_err(|why| bad(format!("field `{name}`: {why}")))?;
-        properties.insert(name.clone(), field);
-    }
-    let mut form = Map::new();
-    form.insert("type".into(), json!("object"));
-    for key in ["title", "description"] {
-        if let Some(v) = schema.get(key) {
-            form.insert(key.into(), v.clone());
-        }
-    }
-    form.insert("properties".into(), Value::Object(properties));
-    if let Some(required) = schema.get("required") {
-        form.insert("required".into(), required.clone());
-    }
-    Ok(Value::Object(form))
-}
-
-/// Keywords a primitive field keeps, beside its type (and, for enums, its choices).
-const KEPT: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "minLength",
-    "maxLength",
-    "minimum",
-    "maximum",
-    "minItems",
-    "maxItems",
-    "enumNames",
-];
-
-/// One field of a form, rewritten; an error says why it cannot be one.
-fn primitive(field: &Value) -> Result<Value, String> {
-    let field = without_null(field);
-    let Some(object) = field.as_object() else {
-        return Err("an unconstrained value cannot be a form field".into());
-    };
-    let mut out = Map::new();
-    for key in KEPT {
-        if let Some(v) = object.get(*key) {
-            out.insert((*key).into(), v.clone());
-        }
-    }
-    if let Some(choices) = titled_choices(field) {
-        out.insert("type".into(), json!("string"));
-        out.insert("oneOf".into(), Value::Array(choices));
-        return Ok(Value::Object(out));
-    }
-    // `Option<T>` is `"type": ["T", "null"]`: the field is simply not required.
-    let ty = match object.get("type") {
-        Some(Value::Array(types)) => {
-            let mut named = types.iter().filter_map(Value::as_str).filter(|t| *t != "null");
-            match (named.next(), named.next()) {
-                (Some(t), None) => Some(t),
-                _ => None,
-            }
-        }
-        other => other.and_then(Value::as_str),
-    };
-    match ty {
-        Some("string") => {
-            // Only the formats elicitation knows travel (`email`, `uri`, `date`, `date-time`).
-            if let Some(f) = object.get("format")
-                && matches!(f.as_str(), Some("email" | "uri" | "date" | "date-time"))
-            {
-                out.insert("format".into(), f.clone());
-            }
-            if let Some(e) = object.get("enum") {
-                out.insert("enum".into(), string_enum(e)?);
-            }
-            out.insert("type".into(), json!("string"));
-        }
-        Some(t @ ("number" | "integer" | "boolean")) => {
-            out.insert("type".into(), json!(t));
-        }
-        Some("array") => {
-            let items = object.get("items").map(without_null).unwrap_or(&Value::Null);
-            let items = if let Some(choices) = titled_choices(items) {
-                json!({ "anyOf": choices })
-            } else if let Some(e) = items.get("enum") {
-                json!({ "type": "string", "enum": string_enum(e)? })
-            } else {
-                return Err("a list in a form must be a list of enum values".into());
-            };
-            out.insert("type".into(), json!("array"));
-            out.insert("items".into(), items);
-        }
-        Some("object") => {
-            return Err("a nested object cannot be a form field — ask for it in a second elicitation".into());
-        }
-        _ => return Err("only strings, numbers, integers, booleans and enums can be form fields".into()),
-    }
-    Ok(Value::Object(out))
-}
-
-/// The schema without a `null` alternative (an `Option` field is a form field not required).
-fn without_null(schema: &Value) -> &Value {
-    let is_null = |s: &Value| s.get("type") == Some(&json!("null"));
-    if let Some(any) = schema.get("anyOf").and_then(Value::as_array)
-        && any.len() == 2
-        && let Some(i) = any.iter().position(is_null)
-    {
-        return &any[1 - i];
-    }
-    schema
-}
-
-/// A unit enum's variants as `[{const, title}]` when at least one has a title (or a doc comment);
-/// `None` for anything else.
-fn titled_choices(schema: &Value) -> Option<Vec<Value>> {
-    let variants = schema
-        .get("oneOf")
-        .or_else(|| schema.get("anyOf"))
-        .and_then(Value::as_array)?;
-    let mut choices = Vec::new();
-    for v in variants {
-        let value = v
-            .get("const")
-            .or_else(|| v.get("enum").and_then(|e| e.get(0)))?
-            .as_str()?;
-        let title = v
-            .get("title")
-            .or_else(|| v.get("description"))
-            .and_then(Value::as_str);
-        choices.push(json!({ "const": value, "title": title.unwrap_or(value) }));
-    }
-    Some(choices)
-}
-
-fn string_enum(values: &Value) -> Result<Value, String> {
-    match values.as_array() {
-        Some(values) if values.iter().all(Value::is_string) => Ok(Value::Array(values.clone())),
-        _ => Err("an enum in a form must be of strings".into()),
-    }
-}
-
 /// A typed ask in the making (a future): await it, join it with others (one round on
 /// 2026-07-28), or name its key first with [`Asking::key`].
 ///
@@ -594,14 +371,30 @@ fn string_enum(values: &Value) -> Result<Value, String> {
 /// keyed `elicit-1`, `sample-1`, `roots-1`, … in the order they are made.
 #[must_use = "an ask does nothing until awaited"]
 pub struct Asking<A> {
-    pub(crate) ctx: crate::context::ToolContext,
-    pub(crate) key: Option<String>,
-    pub(crate) ask: Result<Ask, AskError>,
-    pub(crate) answer: PhantomData<fn() -> A>,
-    pub(crate) running: Option<futures::future::BoxFuture<'static, Result<A, AskError>>>,
+    asker: Option<Asker>,
+    key: Option<String>,
+    ask: Result<Ask, AskError>,
+    answer: PhantomData<fn() -> A>,
+    running: Option<futures::future::BoxFuture<'static, Result<A, AskError>>>,
 }
 
+/// What puts an ask to the host: the running call's context hands one over (`context.rs`), so
+/// this module names no face and no context.
+pub(crate) type Asker = Box<
+    dyn FnOnce(Option<String>, Ask) -> futures::future::BoxFuture<'static, Result<Answer, AskError>> + Send,
+>;
+
 impl<A> Asking<A> {
+    pub(crate) fn new(ask: Result<Ask, AskError>, asker: Asker) -> Self {
+        Asking {
+            asker: Some(asker),
+            key: None,
+            ask,
+            answer: PhantomData,
+            running: None,
+        }
+    }
+
     /// Names the question (its `inputRequests` key on 2026-07-28).
     pub fn key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
@@ -619,11 +412,12 @@ impl<A: FromAnswer> std::future::Future for Asking<A> {
         // Started on its first poll, so `.key(..)` can still name it before; then polled in place.
         let this = &mut *self;
         let running = this.running.get_or_insert_with(|| {
-            let ctx = this.ctx.clone();
+            let asker = this.asker.take();
             let key = this.key.take();
             let ask = std::mem::replace(&mut this.ask, Err(AskError::Failed("asked twice".into())));
             Box::pin(async move {
-                let answer = ctx.ask(key, ask?).await?;
+                let asker = asker.ok_or_else(|| AskError::Failed("asked twice".into()))?;
+                let answer = asker(key, ask?).await?;
                 A::from_answer(answer)
             })
         });
@@ -632,98 +426,4 @@ impl<A: FromAnswer> std::future::Future for Asking<A> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Deserialize, JsonSchema)]
-    #[allow(dead_code)]
-    enum Plain {
-        A,
-        B,
-    }
-
-    #[derive(Deserialize, JsonSchema)]
-    #[allow(dead_code)]
-    enum Titled {
-        /// First
-        A,
-        #[schemars(title = "Second")]
-        B,
-    }
-
-    #[derive(Deserialize, JsonSchema)]
-    #[allow(dead_code)]
-    struct Flat {
-        name: String,
-        age: Option<u32>,
-        plain: Plain,
-        titled: Titled,
-        many: Vec<Plain>,
-        many_titled: Vec<Titled>,
-    }
-
-    #[derive(Deserialize, JsonSchema)]
-    #[allow(dead_code)]
-    struct Nested {
-        name: String,
-        inner: Flat,
-    }
-
-    #[test]
-    fn a_flat_form_keeps_primitives_and_rewrites_enums() {
-        let form = form_schema::<Flat>().unwrap();
-        let p = &form["properties"];
-        assert_eq!(p["name"]["type"], "string");
-        assert_eq!(p["age"]["type"], "integer");
-        assert_eq!(p["plain"], json!({"type": "string", "enum": ["A", "B"]}));
-        assert_eq!(
-            p["titled"]["oneOf"],
-            json!([{"const": "A", "title": "First"}, {"const": "B", "title": "Second"}])
-        );
-        assert_eq!(p["many"]["items"], json!({"type": "string", "enum": ["A", "B"]}));
-        assert_eq!(p["many_titled"]["items"]["anyOf"][1]["title"], "Second");
-        let required: Vec<&str> = form["required"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        assert!(required.contains(&"name") && !required.contains(&"age"));
-    }
-
-    #[test]
-    fn a_nested_form_is_refused_naming_the_field() {
-        let Err(AskError::BadForm(why)) = form_schema::<Nested>() else {
-            panic!("a nested form was accepted");
-        };
-        assert!(why.contains("field `inner`"), "{why}");
-    }
-
-    #[test]
-    fn answers_decode_by_action() {
-        let accept = Answer::Elicit {
-            action: "accept".into(),
-            content: Some(
-                json!({"name": "Ada", "age": null, "plain": "A", "titled": "B", "many": [], "many_titled": []}),
-            ),
-        };
-        let flat = Elicitation::<Flat>::from_answer(accept)
-            .unwrap()
-            .accepted()
-            .unwrap();
-        assert_eq!(flat.name, "Ada");
-        let decline = Answer::Elicit {
-            action: "decline".into(),
-            content: None,
-        };
-        assert_eq!(
-            Elicitation::<Value>::from_answer(decline).unwrap(),
-            Elicitation::Decline
-        );
-        let wrong = Answer::Roots(vec![]);
-        assert!(matches!(
-            Elicitation::<Value>::from_answer(wrong),
-            Err(AskError::Invalid(_))
-        ));
-    }
-}
+mod tests;

@@ -71,7 +71,7 @@ pub trait IntoToolOutput {
 
 impl<T: Serialize> IntoToolOutput for T {
     fn into_tool_output(self) -> Result<ToolOutput, Failure> {
-        crate::__private::encode_value(&self).map(ToolOutput::Value)
+        crate::failure::encode_value(&self).map(ToolOutput::Value)
     }
 }
 
@@ -81,16 +81,7 @@ impl IntoToolOutput for OkImage {
     }
 }
 
-/// Who speaks a message: in a prompt ([`crate::prompt::PromptMessage`]) or a sampling request
-/// ([`crate::ask::Sample`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The user.
-    User,
-    /// The model (the assistant).
-    Assistant,
-}
+pub use crate::role::Role;
 
 /// One content block of a tool answer.
 #[derive(Clone, Debug, PartialEq)]

@@ -250,7 +250,7 @@ impl ToolContext {
         self.asking(Ok(Ask::ElicitUrl {
             message: message.into(),
             url: url.into(),
-            id: fresh_elicitation_id(),
+            id: crate::ask::fresh_elicitation_id(),
         }))
     }
 
@@ -267,13 +267,11 @@ impl ToolContext {
     }
 
     fn asking<A>(&self, ask: Result<Ask, AskError>) -> Asking<A> {
-        Asking {
-            ctx: self.clone(),
-            key: None,
+        let ctx = self.clone();
+        Asking::new(
             ask,
-            answer: std::marker::PhantomData,
-            running: None,
-        }
+            Box::new(move |key, ask| Box::pin(async move { ctx.ask(key, ask).await })),
+        )
     }
 
     /// Asks `ask` under `key` (the next default key of its kind when `None`), untyped.
@@ -308,17 +306,6 @@ impl ToolContext {
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await
     }
-}
-
-/// A fresh elicitation id: a count hashed under per-process random keys (std's SipHash, keyed
-/// from the OS), 128 bits, so ids do not repeat in practice nor tell how many came before.
-pub(crate) fn fresh_elicitation_id() -> String {
-    use std::hash::BuildHasher;
-    static COUNT: AtomicUsize = AtomicUsize::new(0);
-    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> = std::sync::OnceLock::new();
-    let keys = KEYS.get_or_init(std::collections::hash_map::RandomState::new);
-    let n = COUNT.fetch_add(1, Ordering::Relaxed);
-    format!("{:016x}{:016x}", keys.hash_one((n, 0u8)), keys.hash_one((n, 1u8)))
 }
 
 /// What a bespoke tool's last argument may be: the cancellation token, or the whole

@@ -217,6 +217,16 @@ pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
     &full[start..]
 }
 
+/// Serializes an answer; a value that cannot be serialized is a failure that says so.
+pub fn encode_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Failure> {
+    serde_json::to_value(value).map_err(|e| {
+        Failure::new(
+            FailureKind::Error,
+            format!("the answer could not be serialized: {e}"),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,7 @@ mod principal;
 pub mod project;
 pub mod prompt;
 pub mod resource;
+mod role;
 pub use consteval::rules;
 pub mod schema;
 mod scopes;

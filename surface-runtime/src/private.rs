@@ -6,7 +6,7 @@
 pub use crate::blocks::{IntoToolOutput, ToolOutput};
 pub use crate::context::FromCall;
 pub use crate::expose::{ExposeEntry, Exposure};
-pub use crate::failure::{Failure, FailureKind, IntoFailure};
+pub use crate::failure::{Failure, FailureKind, IntoFailure, encode_value};
 pub use crate::surface::InputDecoder;
 pub use futures::future::{BoxFuture, FutureExt};
 pub use schemars;
@@ -512,16 +512,6 @@ pub fn check_input<T: DeserializeOwned>(input: &Value) -> Result<(), Failure> {
 fn missing_field(message: &str) -> Option<String> {
     let rest = message.strip_prefix("missing field `")?;
     Some(rest[..rest.find('`')?].to_owned())
-}
-
-/// Serializes an answer; a value that cannot be serialized is a failure that says so.
-pub fn encode_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Failure> {
-    serde_json::to_value(value).map_err(|e| {
-        Failure::new(
-            FailureKind::Error,
-            format!("the answer could not be serialized: {e}"),
-        )
-    })
 }
 
 /// The failure of a call to a procedure the surface does not declare.

@@ -35,7 +35,7 @@ pub struct PromptDescriptor {
     pub input: fn() -> InputSchema,
 }
 
-pub use crate::blocks::Role;
+pub use crate::role::Role;
 
 /// One message of a prompt.
 #[derive(Clone, Debug, PartialEq)]
@@ -202,72 +202,5 @@ pub trait PromptResult {
 impl<E: crate::failure::IntoFailure> PromptResult for Result<PromptAnswer, E> {
     fn into_answer(self) -> Result<PromptAnswer, Failure> {
         self.map_err(crate::failure::IntoFailure::into_failure)
-    }
-}
-
-/// A bespoke prompt declared on one surface, erased: it is handed that surface's dispatch.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
-pub(crate) trait SurfacePrompt: Send + Sync {
-    fn descriptor(&self) -> &'static PromptDescriptor;
-    fn get(
-        &self,
-        args: Value,
-        dispatch: std::sync::Arc<dyn crate::dispatch::Dispatch>,
-    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
-}
-
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
-pub(crate) struct OnSurface<T>(pub std::sync::Arc<T>);
-
-impl<T> SurfacePrompt for OnSurface<T>
-where
-    T: BespokePrompt,
-    T::Client: crate::surface::SurfaceClient,
-{
-    fn descriptor(&self) -> &'static PromptDescriptor {
-        self.0.descriptor()
-    }
-
-    fn get(
-        &self,
-        args: Value,
-        dispatch: std::sync::Arc<dyn crate::dispatch::Dispatch>,
-    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>> {
-        let prompt = self.0.clone();
-        Box::pin(async move {
-            let client = <T::Client as crate::surface::SurfaceClient>::from_dispatch(dispatch);
-            prompt.get(args, &client).await
-        })
-    }
-}
-
-/// A bespoke prompt at the bundle root, erased: it is handed the whole [`BundleClient`].
-///
-/// [`BundleClient`]: crate::bundle::BundleClient
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
-pub(crate) trait RootPrompt: Send + Sync {
-    fn descriptor(&self) -> &'static PromptDescriptor;
-    fn get(
-        &self,
-        args: Value,
-        bundle: crate::bundle::BundleClient,
-    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
-}
-
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
-pub(crate) struct AtRoot<T>(pub std::sync::Arc<T>);
-
-impl<T: BespokePrompt<Client = crate::bundle::BundleClient>> RootPrompt for AtRoot<T> {
-    fn descriptor(&self) -> &'static PromptDescriptor {
-        self.0.descriptor()
-    }
-
-    fn get(
-        &self,
-        args: Value,
-        bundle: crate::bundle::BundleClient,
-    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>> {
-        let prompt = self.0.clone();
-        Box::pin(async move { prompt.get(args, &bundle).await })
     }
 }

@@ -14,6 +14,7 @@ use crate::dispatch::CloseSignal;
 use crate::dispatch::Dispatch;
 use crate::expose::{ErasedExpose, Expose};
 use crate::failure::{Failure, FailureKind};
+use crate::prompt::{BespokePrompt, PromptAnswer, PromptDescriptor};
 use crate::resource::ResourceForm;
 use crate::spec::SurfaceSpec;
 use crate::surface::{InputDecoder, Surface, SurfaceClient, SurfaceProcedures};
@@ -88,6 +89,65 @@ impl<T: BespokeTool<Client = BundleClient>> RootTool for AtRoot<T> {
     }
 }
 
+/// A bespoke prompt declared on one surface, erased: it is handed that surface's dispatch.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
+pub(crate) trait SurfacePrompt: Send + Sync {
+    fn descriptor(&self) -> &'static PromptDescriptor;
+    fn get(
+        &self,
+        args: Value,
+        dispatch: Arc<dyn Dispatch>,
+    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
+struct PromptOnSurface<T>(Arc<T>);
+
+impl<T> SurfacePrompt for PromptOnSurface<T>
+where
+    T: BespokePrompt,
+    T::Client: SurfaceClient,
+{
+    fn descriptor(&self) -> &'static PromptDescriptor {
+        self.0.descriptor()
+    }
+
+    fn get(
+        &self,
+        args: Value,
+        dispatch: Arc<dyn Dispatch>,
+    ) -> BoxFuture<'static, Result<PromptAnswer, Failure>> {
+        let prompt = self.0.clone();
+        Box::pin(async move {
+            let client = T::Client::from_dispatch(dispatch);
+            prompt.get(args, &client).await
+        })
+    }
+}
+
+/// A bespoke prompt at the bundle root, erased: it is handed the whole [`BundleClient`].
+///
+/// [`BundleClient`]: BundleClient
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
+pub(crate) trait RootPrompt: Send + Sync {
+    fn descriptor(&self) -> &'static PromptDescriptor;
+    fn get(&self, args: Value, bundle: BundleClient) -> BoxFuture<'static, Result<PromptAnswer, Failure>>;
+}
+
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))] // only the MCP face gets prompts
+struct PromptAtRoot<T>(Arc<T>);
+
+impl<T: BespokePrompt<Client = BundleClient>> RootPrompt for PromptAtRoot<T> {
+    fn descriptor(&self) -> &'static PromptDescriptor {
+        self.0.descriptor()
+    }
+
+    fn get(&self, args: Value, bundle: BundleClient) -> BoxFuture<'static, Result<PromptAnswer, Failure>> {
+        let prompt = self.0.clone();
+        Box::pin(async move { prompt.get(args, &bundle).await })
+    }
+}
+
 /// One surface of a bundle (the core or a sibling): its spec, expose map and bespoke tools.
 ///
 /// ```
@@ -104,7 +164,7 @@ pub struct Member {
     /// Declared resource URIs and body forms, by member key (see [`crate::resource`]).
     pub(crate) forms: Vec<(&'static str, ResourceForm)>,
     /// Bespoke prompts declared on this surface's client.
-    pub(crate) prompts: Vec<Arc<dyn crate::prompt::SurfacePrompt>>,
+    pub(crate) prompts: Vec<Arc<dyn SurfacePrompt>>,
     /// Skills over this surface's expose map (`skill!`), and for each one declared over
     /// another surface that surface's name (composition refuses it).
     pub(crate) skills: Vec<(crate::skill::ErasedSkill, Option<&'static str>)>,
@@ -157,13 +217,12 @@ impl Member {
     /// Adds a bespoke prompt declared on this surface's client (`#[prompt]`).
     pub fn prompt<P>(mut self, prompt: P) -> Self
     where
-        P: crate::prompt::BespokePrompt,
+        P: BespokePrompt,
         P::Client: SurfaceClient,
         <P::Client as SurfaceClient>::Surface: 'static,
     {
         self.check_client::<P::Client>(&format!("prompt \"{}\"", prompt.descriptor().name));
-        self.prompts
-            .push(Arc::new(crate::prompt::OnSurface(Arc::new(prompt))));
+        self.prompts.push(Arc::new(PromptOnSurface(Arc::new(prompt))));
         self
     }
 
@@ -274,7 +333,7 @@ impl RootTools {
 
 /// A table of bundle-root prompts (`#[prompt]` over `&BundleClient`).
 #[derive(Clone, Default)]
-pub struct RootPrompts(pub(crate) Vec<Arc<dyn crate::prompt::RootPrompt>>);
+pub struct RootPrompts(pub(crate) Vec<Arc<dyn RootPrompt>>);
 
 impl RootPrompts {
     /// No root prompts.
@@ -283,8 +342,8 @@ impl RootPrompts {
     }
 
     /// Adds a root prompt (handed the whole [`BundleClient`]).
-    pub fn with<P: crate::prompt::BespokePrompt<Client = BundleClient>>(mut self, prompt: P) -> Self {
-        self.0.push(Arc::new(crate::prompt::AtRoot(Arc::new(prompt))));
+    pub fn with<P: BespokePrompt<Client = BundleClient>>(mut self, prompt: P) -> Self {
+        self.0.push(Arc::new(PromptAtRoot(Arc::new(prompt))));
         self
     }
 }

@@ -211,7 +211,7 @@ pub struct Origin<'a> {
 
 impl std::fmt::Display for Origin<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(Sentence::new().push_origin(self).as_str())
+        f.write_str(self.write(Sentence::new()).as_str())
     }
 }
 
@@ -305,11 +305,8 @@ impl Problem<'_> {
                 .push("\": surface://collections/")
                 .push(key)
                 .push("/{id} would address both — rename the sibling"),
-            Problem::NameLimits { of, name, origin } => s
-                .push(of.opening())
-                .push_name(&name)
-                .push("\" (from ")
-                .push_origin(&origin)
+            Problem::NameLimits { of, name, origin } => origin
+                .write(name.write(s.push(of.opening())).push("\" (from "))
                 .push(") breaks the client limits of at most ")
                 .push_usize(MAX_TOOL_NAME)
                 .push(" characters of [A-Za-z0-9_.-] — shorten or rename it"),
@@ -318,13 +315,12 @@ impl Problem<'_> {
                 name,
                 first,
                 second,
-            } => s
-                .push(of.opening())
-                .push_name(&name)
-                .push("\" is produced by both ")
-                .push_origin(&first)
-                .push(" and ")
-                .push_origin(&second)
+            } => second
+                .write(
+                    first
+                        .write(name.write(s.push(of.opening())).push("\" is produced by both "))
+                        .push(" and "),
+                )
                 .push(" — rename one"),
         }
     }
@@ -336,35 +332,43 @@ impl std::fmt::Display for Problem<'_> {
     }
 }
 
-impl Sentence {
-    /// Appends `problem`'s sentence, after [`PROBLEM_SEPARATOR`] unless it is the first: the
-    /// list a refused bundle names, as boot-time composition joins it.
-    pub const fn push_problem(self, problem: &Problem) -> Sentence {
-        let s = if self.is_empty() {
-            self
-        } else {
-            self.push(PROBLEM_SEPARATOR)
-        };
-        problem.write(s)
-    }
+// What each piece appends to a sentence is written here, by the piece, so a sentence
+// (sentence.rs) knows no rule.
 
-    /// Appends `name` joined, whole or not at all.
-    const fn push_name(mut self, name: &Name) -> Sentence {
-        let n = name.len();
-        if n > self.room() {
-            return self;
+impl Problem<'_> {
+    /// Appends this problem's sentence to the list `s`, after [`PROBLEM_SEPARATOR`] unless it
+    /// is the first: the list a refused bundle names, as boot-time composition joins it.
+    pub const fn append_to(&self, s: Sentence) -> Sentence {
+        let s = if s.is_empty() {
+            s
+        } else {
+            s.push(PROBLEM_SEPARATOR)
+        };
+        self.write(s)
+    }
+}
+
+impl Name<'_> {
+    /// Appends this name joined, whole or not at all.
+    const fn write(&self, mut s: Sentence) -> Sentence {
+        let n = self.len();
+        if n > s.room() {
+            return s;
         }
         let mut i = 0;
         while i < n {
-            self = self.push_byte(name.byte(i));
+            s = s.push_byte(self.byte(i));
             i += 1;
         }
-        self
+        s
     }
+}
 
-    const fn push_origin(self, o: &Origin) -> Sentence {
-        let s = self.push(o.what).push(" ").push(o.word);
-        match o.place {
+impl Origin<'_> {
+    /// Appends where this name comes from.
+    const fn write(&self, s: Sentence) -> Sentence {
+        let s = s.push(self.what).push(" ").push(self.word);
+        match self.place {
             Place::Sibling(k) => s.push(" on sibling \"").push(k).push("\""),
             Place::Core => s.push(" on the core"),
             Place::Root => s.push(" at the bundle root"),

@@ -253,7 +253,7 @@ struct Report {
 impl Report {
     const fn add(mut self, culprit: Culprit, problem: &Problem) -> Report {
         if culprit.is(self.at) {
-            self.text = self.text.push_problem(problem);
+            self.text = problem.append_to(self.text);
         }
         self
     }

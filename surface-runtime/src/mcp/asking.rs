@@ -23,6 +23,7 @@
 //! 2026-07-28); legacy sessions still use them, so this module allows the deprecation.
 #![allow(deprecated)]
 
+use super::tasks::TaskInputs;
 use crate::ask::{Answer, Ask, AskError, Role, Root, Sample, Sampled};
 use crate::failure::Failure;
 use futures::task::AtomicWaker;
@@ -72,21 +73,6 @@ enum Era {
     /// A call running as a task (tasks.rs): a question is one of its `inputRequests`, answered
     /// by `tasks/update`.
     Task(TaskInputs),
-}
-
-/// The questions of one task: where they wait for their answers.
-#[derive(Clone)]
-pub(crate) struct TaskInputs(Arc<super::tasks::Entry>);
-
-impl TaskInputs {
-    pub(crate) fn new(entry: Arc<super::tasks::Entry>) -> TaskInputs {
-        TaskInputs(entry)
-    }
-
-    /// The task.
-    pub(crate) fn entry(&self) -> &Arc<super::tasks::Entry> {
-        &self.0
-    }
 }
 
 /// One request's questions: how to ask them, and what went wrong in a way the protocol

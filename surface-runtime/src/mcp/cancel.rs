@@ -10,6 +10,23 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
+use crate::failure::{Failure, FailureKind};
+
+/// Runs `call` until it ends or `ct` is cancelled (`notifications/cancelled`, or the client
+/// going away): then the call's future is dropped where it waits, so what it would do after
+/// that await never happens. That await is the point of no return: whatever ran before it
+/// stays done, and a call already handed to a dialled daemon runs there to its end. A
+/// cancelled call's answer is never written, so the failure here is for nobody.
+pub(crate) fn until_cancelled<T>(
+    ct: &CancellationToken,
+    call: impl Future<Output = Result<T, Failure>>,
+) -> impl Future<Output = Result<T, Failure>> {
+    use futures::FutureExt;
+    unless_cancelled(ct, call).map(|answer| {
+        answer.unwrap_or_else(|| Err(Failure::new(FailureKind::Error, "the call was cancelled")))
+    })
+}
+
 pin_project! {
     /// [`unless_cancelled`]'s future.
     pub(crate) struct UnlessCancelled<'a, F> {

@@ -3,17 +3,38 @@
 //! add to composition (a clash, a form on a member that is not exposed as a resource, a template
 //! on a member that is not a collection), and the `resources/read` contents of each body form.
 
-use super::generation::{ResourceEntry, TemplateEntry};
 use crate::bundle::Member;
 use crate::expose::Exposure;
 use crate::failure::{Failure, FailureKind};
 use crate::resource::{ResourceBody, ResourceForm, match_template};
 use crate::spec::{MemberKind, MemberSpec};
-use crate::table::{owner_phrase, resource_uri};
+use crate::table::{Owner, owner_phrase, resource_uri};
 use base64::Engine;
 use rmcp::model::ResourceContents;
 use serde_json::Value;
 use std::collections::HashMap;
+
+/// What a resource URI reads.
+#[derive(Clone, Debug)]
+pub(crate) struct ResourceEntry {
+    pub owner: Owner,
+    pub member: &'static str,
+    /// What a read answers (JSON, text, blob).
+    pub body: ResourceBody,
+    /// Whether its URI (or template) was declared by the author rather than the runtime's
+    /// `surface://` default (defaults never overlap but where `roster_problems` says so).
+    pub declared: bool,
+    /// The declared scope a caller needs to see and read it (`resource(scope = …)`).
+    pub scope: Option<&'static crate::Scope>,
+}
+
+/// A collection's item template, `prefix{id}suffix`.
+#[derive(Clone, Debug)]
+pub(crate) struct TemplateEntry {
+    pub prefix: String,
+    pub suffix: String,
+    pub entry: ResourceEntry,
+}
 
 /// Where one member is served.
 pub(crate) struct Placed {

@@ -140,33 +140,8 @@ pub(crate) fn for_request(
         filter,
         asks: round.asks(),
     };
-    ToolContext::new(context.ct.clone(), Some(Arc::new(reporter))).with_principal(principal(context))
-}
-
-/// The principal in a set of extensions (rmcp's or HTTP's, two types): shared, as the HTTP
-/// face's authentication puts it (one per verified token, never copied per request), or plain,
-/// as a mounted service's own layer may.
-macro_rules! shared_principal {
-    ($extensions:expr) => {
-        $extensions
-            .get::<Arc<crate::Principal>>()
-            .cloned()
-            .or_else(|| $extensions.get::<crate::Principal>().cloned().map(Arc::new))
-    };
-}
-
-/// The caller a face identified for this request (an authenticated HTTP request's), if any: put
-/// in the request's extensions by the direct path, or in its HTTP parts on rmcp's.
-pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
-    let direct = shared_principal!(context.extensions);
-    #[cfg(feature = "http")]
-    let direct = direct.or_else(|| {
-        context
-            .extensions
-            .get::<hyper::http::request::Parts>()
-            .and_then(|parts| shared_principal!(parts.extensions))
-    });
-    direct
+    ToolContext::new(context.ct.clone(), Some(Arc::new(reporter)))
+        .with_principal(super::caller::principal(context))
 }
 
 /// Reports to a task (tasks.rs): progress becomes its status message; questions are its

@@ -6,11 +6,10 @@
 //! caller keeps serving the generation it had.
 
 use super::clients::Clients;
-use super::content;
+use super::content::{self, ResourceEntry, TemplateEntry};
 use crate::bundle::RosterParts;
 use crate::bundle::{Member, RootTools, Siblings};
 use crate::expose::Exposure;
-use crate::resource::ResourceBody;
 use crate::schema::profile::SchemaProfile;
 use crate::spec::SurfaceSpec;
 pub(crate) use crate::table::{Owner, ToolEntry, ToolTarget};
@@ -41,28 +40,6 @@ impl fmt::Display for CompositionError {
 
 impl std::error::Error for CompositionError {}
 
-/// What a resource URI reads.
-#[derive(Clone, Debug)]
-pub(crate) struct ResourceEntry {
-    pub owner: Owner,
-    pub member: &'static str,
-    /// What a read answers (JSON, text, blob).
-    pub body: ResourceBody,
-    /// Whether its URI (or template) was declared by the author rather than the runtime's
-    /// `surface://` default (defaults never overlap but where `roster_problems` says so).
-    pub declared: bool,
-    /// The declared scope a caller needs to see and read it (`resource(scope = …)`).
-    pub scope: Option<&'static crate::Scope>,
-}
-
-/// A collection's item template, `prefix{id}suffix`.
-#[derive(Clone, Debug)]
-pub(crate) struct TemplateEntry {
-    pub prefix: String,
-    pub suffix: String,
-    pub entry: ResourceEntry,
-}
-
 /// One served roster, immutable once built.
 pub(crate) struct Generation {
     pub siblings: Siblings,
@@ -89,13 +66,22 @@ pub(crate) struct Generation {
     pub hubs: super::hub::Hubs,
 }
 
+impl super::hub::Source for Generation {
+    fn hubs(&self) -> &super::hub::Hubs {
+        &self.hubs
+    }
+    fn link(&self) -> &Clients {
+        &self.link
+    }
+}
+
 /// The fixed part of a bundle: what never moves across rerosters.
 #[derive(Clone)]
 pub(crate) struct Fixed {
     pub core: Option<Member>,
     pub root_tools: RootTools,
     /// Prompts over the whole bundle, bare-named.
-    pub root_prompts: Vec<Arc<dyn crate::prompt::RootPrompt>>,
+    pub root_prompts: Vec<Arc<dyn crate::bundle::RootPrompt>>,
     /// How every advertised input schema is rewritten (schema/profile.rs).
     pub profile: SchemaProfile,
     /// The declared MCP Apps views and how they are served (apps.rs).

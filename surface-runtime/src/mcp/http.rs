@@ -560,8 +560,11 @@ impl ServedMcp {
         };
         let direct = Direct::new(shared.clone(), direct, options, &config, stop.clone());
         let gate = Gate::new(options, path, local, &config, direct)?;
-        let service =
-            StreamableHttpService::new(move || Ok(shared.open_handler()), Arc::new(sessions), config);
+        let service = StreamableHttpService::new(
+            move || Ok(super::session::Handler::open(&shared)),
+            Arc::new(sessions),
+            config,
+        );
         Ok(HttpService::new(gate, service, stop, options))
     }
 }
@@ -976,7 +979,7 @@ impl Gate {
                     {
                         *flight = None;
                         // rmcp hands these parts on to the listen, with the `taskIds` it drops.
-                        if let Some(ids) = super::subscriptions::ListenTaskIds::of(&body) {
+                        if let Some(ids) = super::listen_ids::ListenTaskIds::of(&body) {
                             parts.extensions.insert(ids);
                         }
                     }

@@ -54,25 +54,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::{Peer, RoleServer};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// Put in an `initialize` request's HTTP extensions; the handler that answers it leaves its
-/// session state here, so the session id rmcp then assigns can be tied to it.
-#[derive(Clone, Default)]
-pub(crate) struct Claim(Arc<OnceLock<Weak<SessionState>>>);
-
-/// Called by the handler's `initialize`: records its state in the request's [`Claim`], if any.
-pub(crate) fn claim(context: &RequestContext<RoleServer>, state: &Arc<SessionState>) {
-    if let Some(claim) = context
-        .extensions
-        .get::<hyper::http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Claim>())
-    {
-        let _ = claim.0.set(Arc::downgrade(state));
-    }
-}
+pub(crate) use super::session::Claim;
 
 /// One legacy session this path may answer for.
 struct Live {
@@ -182,7 +168,7 @@ impl Direct {
                 })
             })
             .collect();
-        let stateless = shared.open_handler();
+        let stateless = Handler::open(&shared);
         let quiet_loop = rmcp::service::serve_directly_with_ct(
             Session::new(stateless.clone()),
             Silent,

@@ -10,7 +10,8 @@
 //! into one notification: the hub swaps the flag and wakes the watcher only on the first
 //! change of a window.
 
-use super::generation::{Generation, ResourceEntry};
+use super::clients::Clients;
+use super::content::ResourceEntry;
 use crate::member::{Change, ChangeStream};
 use crate::sync::lock;
 use futures::StreamExt;
@@ -27,6 +28,15 @@ const REATTACH: Duration = Duration::from_millis(250);
 
 /// Which member a hub reads: its owning sibling (none for the core) and its name.
 type HubKey = (Option<String>, &'static str);
+
+/// What hubs read their feeds through: the served generation (generation.rs implements it),
+/// so this module names no generation.
+pub(crate) trait Source: Send + Sync + 'static {
+    /// The hubs open on it, one per watched member.
+    fn hubs(&self) -> &Hubs;
+    /// The link its members are dispatched over.
+    fn link(&self) -> &Clients;
+}
 
 /// The hubs of one generation, by member.
 #[derive(Default)]
@@ -157,19 +167,19 @@ impl Hub {
 /// Joins the hub of `entry`'s member on `generation` as a watcher of `item` (or of the whole
 /// member), opening the hub and its feed first when there is none. When this returns, an
 /// in-process feed is open, so no change made after it is missed.
-pub(crate) fn join(
-    generation: Arc<Generation>,
+pub(crate) fn join<S: Source>(
+    generation: Arc<S>,
     entry: ResourceEntry,
     item: Option<String>,
 ) -> BoxFuture<'static, Route> {
     Box::pin(async move {
         let key = (entry.owner.clone(), entry.member);
-        if let Some(hub) = lock(&generation.hubs.open).get(&key).and_then(Weak::upgrade) {
+        if let Some(hub) = lock(&generation.hubs().open).get(&key).and_then(Weak::upgrade) {
             return hub.join(item);
         }
         let feed = attach(generation.clone(), entry.clone()).await;
         // Another watcher may have opened it while this one attached: join that one.
-        let mut open = lock(&generation.hubs.open);
+        let mut open = lock(&generation.hubs().open);
         if let Some(hub) = open.get(&key).and_then(Weak::upgrade) {
             return hub.join(item);
         }
@@ -189,10 +199,10 @@ pub(crate) fn join(
 
 /// Reads the feed into the hub's routes; over a dialled link, a feed that ends (the connection
 /// dropped) is re-attached on a fresh dial. Ends with the hub.
-async fn feed_loop(
+async fn feed_loop<S: Source>(
     hub: Weak<Hub>,
     mut first: Option<ChangeStream>,
-    generation: Arc<Generation>,
+    generation: Arc<S>,
     entry: ResourceEntry,
 ) {
     loop {
@@ -206,7 +216,7 @@ async fn feed_loop(
                 hub.route(&change);
             }
         }
-        if !generation.link.redials() || hub.strong_count() == 0 {
+        if !generation.link().redials() || hub.strong_count() == 0 {
             return;
         }
         tokio::time::sleep(REATTACH).await;
@@ -214,13 +224,13 @@ async fn feed_loop(
 }
 
 /// Opens the member's feed on the generation's link.
-async fn attach(generation: Arc<Generation>, entry: ResourceEntry) -> Option<ChangeStream> {
-    let lease = generation.link.lease().await.ok()?;
+async fn attach<S: Source>(generation: Arc<S>, entry: ResourceEntry) -> Option<ChangeStream> {
+    let lease = generation.link().lease().await.ok()?;
     let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
     match dispatch.watch(entry.member).await {
         Ok(changes) => Some(changes),
         Err(f) => {
-            generation.link.after(&lease, f).await;
+            generation.link().after(&lease, f).await;
             None
         }
     }

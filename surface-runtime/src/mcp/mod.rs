@@ -24,6 +24,7 @@
 
 mod apps;
 mod asking;
+mod caller;
 mod cancel;
 mod clients;
 mod completion;
@@ -36,7 +37,6 @@ mod direct;
 mod drain;
 mod fast;
 mod generation;
-mod handler;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "auth")]
@@ -48,6 +48,7 @@ mod http_direct;
 #[cfg(feature = "http")]
 pub(crate) mod http_sessions;
 mod hub;
+mod listen_ids;
 pub mod observe;
 mod prompts;
 mod reach;
@@ -566,7 +567,7 @@ impl ServedMcp {
     {
         // The same transport as stdio: every hostile line answered, the in-flight bound kept,
         // the plain requests of a session answered off rmcp's loop (direct.rs).
-        let session = self.shared.open_session();
+        let session = session::Session::open(&self.shared);
         let direct = direct::Session::new(session.handler().clone(), ct.clone());
         let opened = direct.opened();
         let draining = session.handler().state.draining.clone();

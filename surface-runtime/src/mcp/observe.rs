@@ -4,7 +4,7 @@
 //! is a no-op).
 //!
 //! Every face (stdio, Streamable HTTP, the in-memory client, their direct paths) hands its
-//! requests to the one handler (`handler.rs`), which wraps each in `request` or, for
+//! requests to the one handler (`session.rs`), which wraps each in `request` or, for
 //! `tools/call`, `Call`: so this module is the only place either is recorded.
 //!
 //! The names are the constants below, and only there; the guide's chapter on observability
@@ -163,7 +163,7 @@ fn annotate(
     if let Some(version) = context.protocol_version() {
         span.record("mcp.protocol.version", version.as_str());
     }
-    if let Some(principal) = super::context::principal(context) {
+    if let Some(principal) = super::caller::principal(context) {
         span.record("enduser.id", principal.subject());
     }
     if let Some(session) = session_id(context) {

@@ -4,8 +4,9 @@
 
 use super::results::branded;
 use crate::bundle::{BundleClient, Member, Siblings};
+use crate::bundle::{RootPrompt, SurfacePrompt};
 use crate::failure::Failure;
-use crate::prompt::{self, PromptAnswer, PromptDescriptor, Role, RootPrompt, SurfacePrompt};
+use crate::prompt::{self, PromptAnswer, PromptDescriptor, Role};
 use crate::rules::{Name, NameOf, Origin, Place, Problem};
 use crate::table::{Owner, scoped_tool_name};
 use rmcp::model::{self, GetPromptResult, Prompt, PromptArgument};

@@ -1,10 +1,13 @@
 //! What the handler's requests do: resolve a URI or a tool on the current generation (or say
 //! why a retired one is gone), read, call, render a prompt, and answer a method rmcp did not
-//! recognise.
+//! recognise. They read the connection they came on through [`Serving`], which the session
+//! builds (`session.rs`), so this module names no session.
 
+use super::cancel::until_cancelled;
+use super::context::LogFilter;
 use super::generation::Generation;
 use super::results::{self, branded};
-use super::session::Handler;
+use super::served::Shared;
 use super::watch::Target;
 use crate::failure::{Failure, FailureKind};
 use crate::schema;
@@ -39,7 +42,26 @@ fn read_error(uri: &str, f: Failure) -> ErrorData {
     }
 }
 
-impl Handler {
+/// What serving one request reads: the served state and the connection's own part of it.
+pub(crate) struct Serving<'a> {
+    pub(crate) shared: &'a Arc<Shared>,
+    /// The least severe log level the connection hears.
+    pub(crate) log: &'a Arc<LogFilter>,
+    /// The connection, for its cap on live tasks.
+    pub(crate) session: usize,
+    /// Who the connection is, when its face fixed it for the whole connection.
+    pub(crate) principal: Option<&'a Arc<crate::Principal>>,
+    /// Cancelled when the connection shuts down gracefully: its listen streams end.
+    pub(crate) draining: &'a tokio_util::sync::CancellationToken,
+}
+
+impl Serving<'_> {
+    /// Who makes this request: the one its face identified (an authenticated HTTP request),
+    /// or the connection's own (stdio given scopes); `None` reaches everything.
+    pub(crate) fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
+        super::caller::principal(context).or_else(|| self.principal.cloned())
+    }
+
     /// `uri` on the current generation, or the refusal `resources/read` gives.
     fn resolve(&self, uri: &str) -> Result<Target, ErrorData> {
         let generation = self.shared.current();
@@ -164,7 +186,7 @@ impl Handler {
         });
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
-                let call = super::context::for_request(&context, self.state.log.clone(), &round)
+                let call = super::context::for_request(&context, self.log.clone(), &round)
                     .with_principal(principal.clone());
                 let run = call.scope(until_cancelled(
                     &context.ct,
@@ -227,8 +249,7 @@ impl Handler {
         };
         let capabilities = context.client_capabilities().unwrap_or_default();
         let (generation, target) = (generation.clone(), entry.target.clone());
-        // The connection, for its cap on live tasks.
-        let session = Arc::as_ptr(&self.state) as usize;
+        let session = self.session;
         let created = self
             .shared
             .tasks
@@ -282,7 +303,7 @@ impl Handler {
             request.request_state,
             self.shared.settings.ask_timeout,
         )?;
-        let call = super::context::for_request(&context, self.state.log.clone(), &round)
+        let call = super::context::for_request(&context, self.log.clone(), &round)
             .with_principal(self.principal(&context));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {
@@ -301,21 +322,6 @@ fn invalid_argument(e: schema::InputError) -> Failure {
         },
         format!("invalid argument `{}`: {}", e.field, e.message),
     )
-}
-
-/// Runs `call` until it ends or `ct` is cancelled (`notifications/cancelled`, or the client
-/// going away): then the call's future is dropped where it waits, so what it would do after
-/// that await never happens. That await is the point of no return: whatever ran before it
-/// stays done, and a call already handed to a dialled daemon runs there to its end. A
-/// cancelled call's answer is never written, so the failure here is for nobody.
-fn until_cancelled<T>(
-    ct: &tokio_util::sync::CancellationToken,
-    call: impl std::future::Future<Output = Result<T, Failure>>,
-) -> impl std::future::Future<Output = Result<T, Failure>> {
-    use futures::FutureExt;
-    super::cancel::unless_cancelled(ct, call).map(|answer| {
-        answer.unwrap_or_else(|| Err(Failure::new(FailureKind::Error, "the call was cancelled")))
-    })
 }
 
 /// Runs one tool on the generation's link; a failure that tells of the link is judged by it.

@@ -1,13 +1,14 @@
 //! The served state every session reads: the current [`Generation`] (swapped whole by a
 //! reroster), the tombstones of names past rosters served, and the live sessions to move onto
-//! each new generation.
+//! each new generation — held only as [`Follower`]s, so this module names no session
+//! (`session.rs` opens them and enlists each here).
 
 use super::config::{Factory, Instructions, Settings, server_config};
 use super::generation::{self, CompositionError, Fixed, Generation};
 use super::results::branded;
-use super::session::{Handler, Session, SessionState};
 use crate::bundle::Siblings;
 use crate::sync::{lock, read, write};
+use futures::future::BoxFuture;
 use rmcp::model::{Implementation, ServerConfig};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -16,6 +17,12 @@ use tokio_util::sync::CancellationToken;
 /// A name an earlier roster served, and the sibling that served it.
 struct Tombstone {
     sibling: String,
+}
+
+/// A live session, moved onto each new generation by a reroster (`session.rs` implements it).
+pub(crate) trait Follower: Send + Sync {
+    /// Moves onto `generation`: its watches re-open on it, and its host hears the lists changed.
+    fn follow<'a>(&'a self, generation: &'a Arc<Generation>) -> BoxFuture<'a, ()>;
 }
 
 /// One served bundle, shared by all its connections.
@@ -30,7 +37,7 @@ pub(crate) struct Shared {
     generation: RwLock<Arc<Generation>>,
     reroster: tokio::sync::Mutex<()>,
     tombstones: Mutex<HashMap<String, Tombstone>>,
-    sessions: Mutex<Vec<Weak<SessionState>>>,
+    sessions: Mutex<Vec<Weak<dyn Follower>>>,
     pub(crate) closed: CancellationToken,
     /// Cancelled by `ServedMcp::shutdown`: every connection over our transport drains.
     pub(crate) draining: CancellationToken,
@@ -138,47 +145,20 @@ impl Shared {
         )))
     }
 
-    fn live_sessions(&self) -> Vec<Arc<SessionState>> {
+    fn live_sessions(&self) -> Vec<Arc<dyn Follower>> {
         let mut sessions = lock(&self.sessions);
         sessions.retain(|s| s.strong_count() > 0);
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// A connection served by rmcp's own transports (Streamable HTTP), which take a
-    /// `ServerHandler`.
-    pub(crate) fn open_handler(self: &Arc<Self>) -> Handler {
-        // Streamable HTTP drains through its own endpoint (`HttpService::shutdown`).
-        self.open_handler_as(None, CancellationToken::new())
-    }
-
-    /// [`open_handler`](Self::open_handler) for a connection that is `principal` throughout.
-    fn open_handler_as(
-        self: &Arc<Self>,
-        principal: Option<Arc<crate::Principal>>,
-        draining: CancellationToken,
-    ) -> Handler {
-        let state = Arc::new(SessionState {
-            principal,
-            draining,
-            ..SessionState::default()
-        });
+    /// Enlists a session opened on this bundle, to follow each reroster while it lives.
+    pub(crate) fn enlist(&self, session: Weak<dyn Follower>) {
         let mut sessions = lock(&self.sessions);
         // A stateless HTTP request opens a session of its own: drop the dead ones before the
         // list would grow, or each request leaves its emptied allocation behind a `Weak`.
         if sessions.len() == sessions.capacity() {
             sessions.retain(|s| s.strong_count() > 0);
         }
-        sessions.push(Arc::downgrade(&state));
-        drop(sessions);
-        Handler::new(self.clone(), state)
-    }
-
-    /// A connection served by our transport (stdio, `serve`): the handler behind the front
-    /// that refuses an over-limit listen before rmcp acknowledges it.
-    pub(crate) fn open_session(self: &Arc<Self>) -> Session {
-        let principal = self.settings.stdio_scopes.as_ref().map(|scopes| {
-            Arc::new(crate::Principal::new("stdio", "stdio").with_scopes(scopes.iter().cloned()))
-        });
-        Session::new(self.open_handler_as(principal, self.draining.child_token()))
+        sessions.push(session);
     }
 }

@@ -1,18 +1,24 @@
 //! One connection: its state (subscriptions, log level, the legacy peer), the [`Handler`] rmcp
-//! dispatches to, and the [`Session`] front our transport serves, which refuses what must be
-//! refused before rmcp acknowledges anything.
+//! dispatches to with its `ServerHandler` impl, and the [`Session`] front our transport serves,
+//! which refuses what must be refused before rmcp acknowledges anything.
 //!
-//! A session answers in either protocol era (rmcp picks the era from the opening request).
+//! The `ServerHandler` hands each request, in either protocol era (rmcp picks the era from the
+//! opening request), to the module that does it — the served state (`served.rs`), the requests
+//! (`requests.rs`), the subscriptions (`subscriptions.rs`), completions and prompts. Nothing is
+//! decided here; every request is observed here (`observe.rs`: its span, its metrics), the one
+//! place every face passes.
 
 use super::context::LogFilter;
 use super::generation::Generation;
-use super::served::Shared;
+use super::observe::{self, Target};
+use super::requests::Serving;
+use super::results::branded;
+use super::served::{Follower, Shared};
 use super::subscriptions::Subscriptions;
 use crate::sync::lock;
-use rmcp::model::{
-    ClientNotification, ClientRequest, ProtocolVersion, RequestMetaObject, ServerConfig, ServerResult,
-};
-use rmcp::service::{NotificationContext, RequestContext};
+use futures::future::BoxFuture;
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
@@ -35,10 +41,16 @@ pub(crate) struct SessionState {
     pub(crate) draining: tokio_util::sync::CancellationToken,
 }
 
+impl Follower for SessionState {
+    fn follow<'a>(&'a self, generation: &'a Arc<Generation>) -> BoxFuture<'a, ()> {
+        Box::pin(self.move_onto(generation))
+    }
+}
+
 impl SessionState {
     /// Moves this session onto a new generation: survivors' watches re-open on it, the rest
     /// end, and the host is told the lists changed.
-    pub(crate) async fn follow(&self, generation: &Arc<Generation>) {
+    async fn move_onto(&self, generation: &Arc<Generation>) {
         let sinks = self.subscriptions.follow(generation).await;
         let peer = lock(&self.legacy_peer).clone();
         if let Some(peer) = peer {
@@ -60,7 +72,28 @@ impl SessionState {
     }
 }
 
-/// The rmcp `ServerHandler` of one connection (see `handler.rs`): the served state and this
+/// Put in an `initialize` request's HTTP extensions by the face that wants to learn the
+/// session it opens (the HTTP fast path, `http_direct.rs`): the handler that answers it leaves
+/// its session state here, so the session id rmcp then assigns can be tied to it.
+#[cfg(feature = "http")]
+#[derive(Clone, Default)]
+pub(crate) struct Claim(pub(crate) Arc<std::sync::OnceLock<std::sync::Weak<SessionState>>>);
+
+#[cfg(feature = "http")]
+impl Claim {
+    /// Records `state` in the request's claim, if any (called by `initialize`).
+    fn record(context: &RequestContext<RoleServer>, state: &Arc<SessionState>) {
+        if let Some(claim) = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Claim>())
+        {
+            let _ = claim.0.set(Arc::downgrade(state));
+        }
+    }
+}
+
+/// The rmcp `ServerHandler` of one connection (its impl below): the served state and this
 /// connection's own.
 #[derive(Clone)]
 pub(crate) struct Handler {
@@ -73,10 +106,341 @@ impl Handler {
         Handler { shared, state }
     }
 
+    /// A new connection on `shared`, served by rmcp's own transports (Streamable HTTP), which
+    /// take a `ServerHandler`.
+    pub(crate) fn open(shared: &Arc<Shared>) -> Handler {
+        // Streamable HTTP drains through its own endpoint (`HttpService::shutdown`).
+        Handler::open_as(shared, None, tokio_util::sync::CancellationToken::new())
+    }
+
+    /// [`open`](Self::open) for a connection that is `principal` throughout and drains when
+    /// `draining` is cancelled.
+    fn open_as(
+        shared: &Arc<Shared>,
+        principal: Option<Arc<crate::Principal>>,
+        draining: tokio_util::sync::CancellationToken,
+    ) -> Handler {
+        let state = Arc::new(SessionState {
+            principal,
+            draining,
+            ..SessionState::default()
+        });
+        let follower: Arc<dyn Follower> = state.clone();
+        shared.enlist(Arc::downgrade(&follower));
+        Handler::new(shared.clone(), state)
+    }
+
+    /// What this connection's requests read: the served state and the connection's own.
+    fn serving(&self) -> Serving<'_> {
+        Serving {
+            shared: &self.shared,
+            log: &self.state.log,
+            session: Arc::as_ptr(&self.state) as usize,
+            principal: self.state.principal.as_ref(),
+            draining: &self.state.draining,
+        }
+    }
+
     /// Who makes this request: the one its face identified (an authenticated HTTP request),
     /// or the connection's own (stdio given scopes); `None` reaches everything.
     pub(crate) fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
-        super::context::principal(context).or_else(|| self.state.principal.clone())
+        self.serving().principal(context)
+    }
+}
+
+impl Handler {
+    /// Whether this request's client is told about the served views (MCP Apps): only one that
+    /// declares the extension (its capabilities are read only when a view is served).
+    fn tells_ui(&self, generation: &Generation, context: &RequestContext<RoleServer>) -> bool {
+        !generation.views.is_empty() && super::apps::declared(context.client_capabilities().as_ref())
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        self.shared.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.capabilities = super::apps::told(result.capabilities, Some(&request.capabilities));
+        result.instructions = self.shared.instructions.read();
+        *lock(&self.state.legacy_peer) = Some(context.peer.clone());
+        self.state.opened.get_or_init(observe::Gauged::session);
+        #[cfg(feature = "http")]
+        Claim::record(&context, &self.state);
+        Ok(result)
+    }
+
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.capabilities = super::apps::told(info.capabilities, context.client_capabilities().as_ref());
+        let mut result =
+            DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info);
+        result.instructions = self.shared.instructions.read();
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let _span = observe::span("tools/list", Target::None, &context).entered();
+        let generation = self.shared.current();
+        let tools = match self.tells_ui(&generation, &context) {
+            true => &generation.tool_list,
+            false => &generation.plain_tool_list,
+        };
+        // Exactly what the caller's scopes reach.
+        let tools = match self.principal(&context) {
+            None => tools.to_vec(),
+            Some(principal) => tools
+                .iter()
+                .filter(|t| generation.reaches_tool(t.name.as_ref(), Some(&principal)))
+                .cloned()
+                .collect(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let _span = observe::span("resources/list", Target::None, &context).entered();
+        let generation = self.shared.current();
+        let resources = match self.tells_ui(&generation, &context) {
+            true => &generation.resource_list,
+            false => &generation.plain_resource_list,
+        };
+        let resources = match self.principal(&context) {
+            None => resources.to_vec(),
+            Some(principal) => resources
+                .iter()
+                .filter(|r| generation.reaches_uri(&r.uri, Some(&principal)))
+                .cloned()
+                .collect(),
+        };
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let _span = observe::span("resources/templates/list", Target::None, &context).entered();
+        let generation = self.shared.current();
+        let templates = match self.principal(&context) {
+            None => generation.template_list.to_vec(),
+            Some(principal) => generation
+                .template_list
+                .iter()
+                .filter(|t| generation.reaches_template(&t.uri_template, Some(&principal)))
+                .cloned()
+                .collect(),
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let span = observe::span("resources/read", Target::Resource(&request.uri), &context);
+        let principal = self.principal(&context);
+        observe::request(span, self.serving().read(request.uri, principal.as_deref())).await
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let span = observe::span("resources/subscribe", Target::Resource(&request.uri), &context);
+        // Outside the caller's scopes: as if it did not exist (HTTP answers 403 before).
+        let principal = self.principal(&context);
+        if !self
+            .shared
+            .current()
+            .reaches_uri(&request.uri, principal.as_deref())
+        {
+            return Err(super::requests::unknown_resource(&request.uri));
+        }
+        let serving = self.serving();
+        let subscribing = (self.state.subscriptions).subscribe(&serving, request.uri, context.peer);
+        observe::request(span, subscribing).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let _span =
+            observe::span("resources/unsubscribe", Target::Resource(&request.uri), &context).entered();
+        self.state.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(self.state.subscriptions.accept_filter(&self.serving(), requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.state.subscriptions.listen(&self.serving(), context).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument;
+        let name = request.name.clone();
+        let call = observe::Call::start(&name, &context);
+        let answer = self
+            .serving()
+            .call(request, context)
+            .instrument(call.span())
+            .await;
+        call.end(
+            &name,
+            || self.shared.current().tools.contains_key(name.as_ref()),
+            &answer,
+        );
+        answer
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        use super::completion::Refusal;
+        let span = observe::span("completion/complete", Target::None, &context);
+        let generation = self.shared.current();
+        let principal = self.principal(&context);
+        let answer = async {
+            super::completion::complete(&generation, &request, principal.as_deref())
+                .await
+                .map_err(|refusal| match refusal {
+                    Refusal::Unknown(message) => ErrorData::invalid_params(branded(&message), None),
+                    Refusal::Failed(f) => ErrorData::internal_error(branded(&f.message), None),
+                })
+        };
+        observe::request(span, answer).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let _span = observe::span("prompts/list", Target::None, &context).entered();
+        let prompts = self.shared.current().prompt_list.to_vec();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let span = observe::span("prompts/get", Target::Prompt(&request.name), &context);
+        observe::request(span, self.serving().prompt(request, context)).await
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed it (a request carries its level in `_meta`).
+        if super::requests::modern(&context) {
+            return Err(super::requests::removed("logging/setLevel"));
+        }
+        self.state.log.set(request.level);
+        Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self.principal(&context);
+        self.shared
+            .tasks
+            .get_anywhere(&request.task_id, caller.as_deref())
+            .await
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.principal(&context);
+        self.shared
+            .tasks
+            .update_anywhere(&request.task_id, caller.as_deref(), request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.principal(&context);
+        self.shared
+            .tasks
+            .cancel_anywhere(&request.task_id, caller.as_deref())
+            .await
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let _span = observe::span("skills/list", Target::None, &context).entered();
+        let principal = self.principal(&context);
+        Ok(self.shared.current().skills.list_reached(principal.as_deref()))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let _span = observe::span("skills/get", Target::Resource(&request.uri), &context).entered();
+        let principal = self.principal(&context);
+        self.shared
+            .current()
+            .skills
+            .get_reached(&request.uri, principal.as_deref())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        super::requests::custom(request, &context)
     }
 }
 
@@ -90,6 +454,15 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) fn new(handler: Handler) -> Session {
         Session { handler }
+    }
+
+    /// A new connection on `shared` served by our transport (stdio, `serve`): the handler
+    /// behind the front that refuses an over-limit listen before rmcp acknowledges it.
+    pub(crate) fn open(shared: &Arc<Shared>) -> Session {
+        let principal = shared.settings.stdio_scopes.as_ref().map(|scopes| {
+            Arc::new(crate::Principal::new("stdio", "stdio").with_scopes(scopes.iter().cloned()))
+        });
+        Session::new(Handler::open_as(shared, principal, shared.draining.child_token()))
     }
 
     /// The handler behind the front (the direct path dispatches to it, `direct.rs`).
@@ -106,7 +479,7 @@ const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
     match meta.get(LOG_LEVEL_KEY) {
         Some(raw) if meta.log_level().is_none() => Err(ErrorData::invalid_params(
-            super::results::branded(&format!(
+            branded(&format!(
                 "_meta \"{LOG_LEVEL_KEY}\" is {raw}, not a log level: write one of debug, info, notice, warning, error, critical, alert, emergency"
             )),
             Some(serde_json::json!({ "field": LOG_LEVEL_KEY })),
@@ -130,7 +503,8 @@ impl rmcp::Service<RoleServer> for Session {
         if let ClientRequest::SubscriptionsListenRequest(listen) = &request
             && modern
         {
-            self.handler.admit_listen(&listen.params.notifications)?;
+            let limit = self.handler.shared.settings.max_subscriptions;
+            (self.handler.state.subscriptions).admit_listen(&listen.params.notifications, limit)?;
         }
         // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
         // moves the task holding it several times per request (spawn, stage changes); a

@@ -8,12 +8,13 @@
 //! generation. A caller reaches a skill when its scopes reach every tool and resource the skill
 //! uses; any other skill answers as if it did not exist (over HTTP, a `403` step-up first).
 
-use super::generation::{Generation, ResourceEntry, ToolTarget};
+use super::content::ResourceEntry;
 use crate::Principal;
 use crate::Scope;
 use crate::bundle::{Member, Siblings};
 use crate::expose::Exposure;
 use crate::scopes::reaches;
+use crate::table::ToolTarget;
 use crate::table::{ToolRow, owner_phrase};
 use rmcp::model::{
     GetSkillResult, ListSkillsResult, ReadResourceResult, Resource, ResourceContents, Skill,
@@ -190,11 +191,10 @@ impl SkillEntry {
     }
 }
 
-impl Generation {
+impl Skills {
     /// `skills/list`: every skill `principal` reaches.
-    pub(crate) fn list_skills(&self, principal: Option<&Principal>) -> ListSkillsResult {
+    pub(crate) fn list_reached(&self, principal: Option<&Principal>) -> ListSkillsResult {
         let skills = self
-            .skills
             .list
             .iter()
             .filter(|s| s.reached_by(principal))
@@ -205,12 +205,12 @@ impl Generation {
 
     /// `skills/get`: the entry of the skill at `uri`, or `-32602` when none is served there for
     /// `principal` (the extension's code for an unknown skill).
-    pub(crate) fn get_skill(
+    pub(crate) fn get_reached(
         &self,
         uri: &str,
         principal: Option<&Principal>,
     ) -> Result<GetSkillResult, rmcp::ErrorData> {
-        match self.skills.get(uri) {
+        match self.get(uri) {
             Some(s) if s.reached_by(principal) => Ok(GetSkillResult::new(s.entry.clone())),
             _ => Err(rmcp::ErrorData::invalid_params(
                 super::results::branded(&format!("no skill is served at {uri}")),

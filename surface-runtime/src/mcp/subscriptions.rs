@@ -2,75 +2,35 @@
 //! `subscriptions/listen` streams, each URI a [`Watch`], all under the session's limit, and
 //! moved whole onto each new generation. A listen's `taskIds` hear `notifications/tasks`
 //! (tasks.rs): rmcp's filter type has no such field, so the transport reads it off the raw
-//! request ([`ListenTaskIds`]) and hands it on in the request's extensions.
+//! request ([`ListenTaskIds`], listen_ids.rs) and hands it on in the request's extensions.
 
 use super::generation::Generation;
+use super::listen_ids::ListenTaskIds;
+use super::requests::Serving;
 use super::results::branded;
-use super::session::Handler;
 use super::watch::{Notifier, Opening, Target, Watch};
 use crate::sync::lock;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, DetailedTask, GetExtensions, GetMeta, JsonRpcMessage, Notification,
-    RequestId, ServerNotification, SubscriptionFilter, TaskStatusNotificationParams,
+    DetailedTask, GetMeta, Notification, RequestId, ServerNotification, SubscriptionFilter,
+    TaskStatusNotificationParams,
 };
 use rmcp::service::{SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-/// The `taskIds` of a `subscriptions/listen` filter, read off the raw request by the transport
-/// (rmcp's [`SubscriptionFilter`] drops them).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ListenTaskIds(pub(crate) Vec<String>);
-
-impl ListenTaskIds {
-    /// The `params.notifications.taskIds` of the raw request `raw` (none when it names none).
-    pub(crate) fn of(raw: &[u8]) -> Option<ListenTaskIds> {
-        #[derive(serde::Deserialize)]
-        struct Raw {
-            params: Params,
-        }
-        #[derive(serde::Deserialize)]
-        struct Params {
-            notifications: Filter,
-        }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Filter {
-            #[serde(default)]
-            task_ids: Vec<String>,
-        }
-        let ids = serde_json::from_slice::<Raw>(raw)
-            .ok()?
-            .params
-            .notifications
-            .task_ids;
-        (!ids.is_empty()).then_some(ListenTaskIds(ids))
-    }
-
-    /// Notes on `message`, when it is a listen naming `taskIds`, the ids `raw` names.
-    pub(crate) fn note(message: &mut ClientJsonRpcMessage, raw: &[u8]) {
-        if let JsonRpcMessage::Request(r) = message
-            && matches!(r.request, ClientRequest::SubscriptionsListenRequest(_))
-            && let Some(ids) = ListenTaskIds::of(raw)
-        {
-            r.request.extensions_mut().insert(ids);
-        }
-    }
-
-    /// The ids noted on the listen `context` serves: by the stdio transport in the request's
-    /// extensions, by the HTTP one in its HTTP parts.
-    fn noted(context: &SubscriptionContext) -> Vec<String> {
-        let extensions = &context.request_context().extensions;
-        let noted = extensions.get::<ListenTaskIds>();
-        #[cfg(feature = "http")]
-        let noted = noted.or_else(|| {
-            extensions
-                .get::<hyper::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<ListenTaskIds>())
-        });
-        noted.map(|ids| ids.0.clone()).unwrap_or_default()
-    }
+/// The ids noted on the listen `context` serves: by the stdio transport in the request's
+/// extensions, by the HTTP one in its HTTP parts.
+fn noted_task_ids(context: &SubscriptionContext) -> Vec<String> {
+    let extensions = &context.request_context().extensions;
+    let noted = extensions.get::<ListenTaskIds>();
+    #[cfg(feature = "http")]
+    let noted = noted.or_else(|| {
+        extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<ListenTaskIds>())
+    });
+    noted.map(|ids| ids.0.clone()).unwrap_or_default()
 }
 
 /// One open listen stream and the URIs it watches.
@@ -168,52 +128,55 @@ fn distinct_uris(filter: &SubscriptionFilter) -> usize {
     uris.collect::<HashSet<_>>().len()
 }
 
-impl Handler {
-    fn subscriptions(&self) -> &Subscriptions {
-        &self.state.subscriptions
-    }
-
+impl Subscriptions {
     /// Refuses a listen that would take this session past its subscription limit. Called
     /// before rmcp acknowledges the listen (`Session::handle_request`): a refusal after the
     /// acknowledgement reaches the client as the end of a stream it was told had opened, or
     /// (when the error answer and the stream's end race) as no error at all.
-    pub(crate) fn admit_listen(&self, filter: &SubscriptionFilter) -> Result<(), ErrorData> {
-        let limit = self.shared.settings.max_subscriptions;
-        self.subscriptions().admit(distinct_uris(filter), limit)
+    pub(crate) fn admit_listen(&self, filter: &SubscriptionFilter, limit: usize) -> Result<(), ErrorData> {
+        self.admit(distinct_uris(filter), limit)
     }
 
     /// `resources/subscribe` (legacy): one URI, answered once its feed is open.
-    pub(crate) async fn subscribe(&self, uri: String, peer: Peer<RoleServer>) -> Result<(), ErrorData> {
-        let limit = self.shared.settings.max_subscriptions;
-        let subscriptions = self.subscriptions();
-        let held = || lock(&subscriptions.legacy).contains_key(&uri);
+    pub(crate) async fn subscribe(
+        &self,
+        serving: &Serving<'_>,
+        uri: String,
+        peer: Peer<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let limit = serving.shared.settings.max_subscriptions;
+        let held = || lock(&self.legacy).contains_key(&uri);
         if !held() {
-            subscriptions.admit(1, limit)?;
+            self.admit(1, limit)?;
         }
-        let target = self.resolve_watchable(&uri).await?;
+        let target = serving.resolve_watchable(&uri).await?;
         let watch = Watch::open(target, Notifier::Legacy(peer)).await;
         // Checked again: subscriptions answered meanwhile count too.
         if !held() {
-            subscriptions.admit(1, limit)?;
+            self.admit(1, limit)?;
         }
-        lock(&subscriptions.legacy).insert(uri, watch);
+        lock(&self.legacy).insert(uri, watch);
         Ok(())
     }
 
     /// `resources/unsubscribe` (legacy).
     pub(crate) fn unsubscribe(&self, uri: &str) {
-        lock(&self.subscriptions().legacy).remove(uri);
+        lock(&self.legacy).remove(uri);
     }
 
     /// Opens the feeds of a listen's URIs before rmcp acknowledges it: a change made after
     /// the client saw the acknowledgement must not be missed. Accepts the filter whole but for
     /// URIs outside the connection's scopes (stdio given scopes; HTTP refuses those with 403
     /// before), which do not exist for it.
-    pub(crate) fn accept_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
-        let generation = self.shared.current();
+    pub(crate) fn accept_filter(
+        &self,
+        serving: &Serving<'_>,
+        requested: &SubscriptionFilter,
+    ) -> SubscriptionFilter {
+        let generation = serving.shared.current();
         let mut accepted = requested.clone();
         if let Some(uris) = &mut accepted.resource_subscriptions {
-            uris.retain(|uri| generation.reaches_uri(uri, self.state.principal.as_deref()));
+            uris.retain(|uri| generation.reaches_uri(uri, serving.principal.map(|p| &**p)));
         }
         let batch: Vec<Opening> = accepted
             .resource_subscriptions
@@ -221,13 +184,17 @@ impl Handler {
             .flatten()
             .filter_map(|uri| Target::resolve(&generation, uri).map(Opening::start))
             .collect();
-        lock(&self.subscriptions().prestarted).push((tokio::task::try_id(), batch));
+        lock(&self.prestarted).push((tokio::task::try_id(), batch));
         accepted
     }
 
     /// One `subscriptions/listen` stream, from its acknowledgement until it is cancelled or
     /// the server closes.
-    pub(crate) async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+    pub(crate) async fn listen(
+        &self,
+        serving: &Serving<'_>,
+        context: SubscriptionContext,
+    ) -> Result<(), ErrorData> {
         let sink = context.sink().clone();
         let id = sink.id().clone();
         let wanted: Vec<&String> = context
@@ -236,10 +203,10 @@ impl Handler {
             .iter()
             .flatten()
             .collect();
-        let mut prestarted = self.subscriptions().claim_prestarted();
+        let mut prestarted = self.claim_prestarted();
         // Judged before the acknowledgement too (`Session::handle_request`); judged again
         // here for the listens and subscriptions answered meanwhile.
-        self.admit_listen(context.accepted())?;
+        self.admit_listen(context.accepted(), serving.shared.settings.max_subscriptions)?;
         let mut watches = HashMap::new();
         for uri in wanted {
             let notifier = Notifier::Listen(sink.clone());
@@ -247,30 +214,30 @@ impl Handler {
             let watch = match found {
                 Some(i) => {
                     let opening = prestarted.swap_remove(i);
-                    self.resolve_watchable(uri).await?;
+                    serving.resolve_watchable(uri).await?;
                     opening.finish(notifier).await
                 }
-                None => Watch::open(self.resolve_watchable(uri).await?, notifier).await,
+                None => Watch::open(serving.resolve_watchable(uri).await?, notifier).await,
             };
             watches.insert(uri.clone(), watch);
         }
         let (feed, mut tasks) = tokio::sync::mpsc::channel(super::tasks::NOTIFY_BUFFER);
-        let task_ids = ListenTaskIds::noted(&context);
+        let task_ids = noted_task_ids(&context);
         if !task_ids.is_empty() {
-            let caller = self.principal(context.request_context());
-            self.shared.tasks.watch(&task_ids, caller.as_deref(), &feed);
+            let caller = serving.principal(context.request_context());
+            serving.shared.tasks.watch(&task_ids, caller.as_deref(), &feed);
         }
         // Only the watched tasks hold the feed: with none left, `recv` ends and so does that arm.
         drop(feed);
         let peer = context.request_context().peer.clone();
-        let listens = &self.subscriptions().listens;
+        let listens = &self.listens;
         lock(listens).insert(id.clone(), Listen { sink, watches });
         loop {
             tokio::select! {
                 _ = context.cancelled() => break,
-                _ = self.shared.closed.cancelled() => break,
+                _ = serving.shared.closed.cancelled() => break,
                 // A graceful shutdown: rmcp answers the listen with its final result.
-                _ = self.state.draining.cancelled() => break,
+                _ = serving.draining.cancelled() => break,
                 Some(task) = tasks.recv() => {
                     let _ = peer.send_notification(task_notification(task, &id)).await;
                 }

@@ -39,7 +39,6 @@
 //! Served over HTTP with a store (`HttpOptions::store`), every change of a task's state is
 //! mirrored there too, so any instance answers for it (task_sharing.rs).
 
-use super::asking::TaskInputs;
 use super::results::{self, branded};
 use super::task_sharing::TaskSharing;
 use crate::failure::Failure;
@@ -614,6 +613,21 @@ pub(crate) fn outcome(answer: Result<crate::blocks::ToolOutput, Failure>) -> Cal
     match answer {
         Ok(output) => results::success(output),
         Err(failure) => results::failure(failure),
+    }
+}
+
+/// The questions of one task: where they wait for their answers.
+#[derive(Clone)]
+pub(crate) struct TaskInputs(Arc<Entry>);
+
+impl TaskInputs {
+    pub(crate) fn new(entry: Arc<Entry>) -> TaskInputs {
+        TaskInputs(entry)
+    }
+
+    /// The task.
+    pub(crate) fn entry(&self) -> &Arc<Entry> {
+        &self.0
     }
 }
 

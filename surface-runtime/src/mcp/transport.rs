@@ -405,7 +405,7 @@ pub fn decode_line(line: &[u8]) -> Decoded {
         && !matches!(m, JsonRpcMessage::Notification(_))
     {
         let mut message = parsed.expect("checked");
-        super::subscriptions::ListenTaskIds::note(&mut message, line);
+        super::listen_ids::ListenTaskIds::note(&mut message, line);
         return Decoded::Message(message);
     }
     // A notification, or no message: the outline tells a request with a bad `id` (which rmcp
