@@ -82,7 +82,7 @@ pub use failure::{Failure, FailureKind, IntoFailure, ToolFailure};
 /// What a backend (`store::RedisStore::attach`) binds: a surface's members, by name (hidden:
 /// every `#[surface]` struct is one through [`SurfaceMembers`]).
 #[doc(hidden)]
-pub use member::backing::LiveMembers;
+pub use member::LiveMembers;
 pub use member::{
     Cell, Change, ChangeStream, Collection, CollectionChange, Counter, Event, LiveMember, MemberKey,
     MemberValue, STREAM_HISTORY, Stream, Write, id_to_key, key_to_id,

@@ -262,6 +262,19 @@ pub fn wrap_input(bridged: Value) -> InputSchema {
     }
 }
 
+/// Removes every object property whose value is `null`, at any depth: under a profile that
+/// sends `null` for "left out", so that decoding sees the field absent.
+fn drop_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
 /// The names an object schema lists under `required` (none when it lists nothing).
 pub(crate) fn required_names(node: &Map<String, Value>) -> Vec<&str> {
     node.get("required")
@@ -327,7 +340,7 @@ pub fn unwrap_input(schema: &InputSchema, args: Option<Map<String, Value>>) -> R
             })?
     };
     if schema.nulls_are_absent {
-        profile::drop_nulls(&mut input);
+        drop_nulls(&mut input);
     }
     Ok(input)
 }

@@ -6,8 +6,8 @@
 
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
-use crate::member::backing::{self, LiveMembers};
 use crate::member::{ChangeStream, LiveMember, Write};
+use crate::member::{LiveMembers, backing};
 use crate::spec::SurfaceSpec;
 use futures::future::{self, BoxFuture, FutureExt};
 use serde_json::Value;

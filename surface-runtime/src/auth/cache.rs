@@ -1,13 +1,15 @@
 //! Verified tokens, remembered by their SHA-256 until they expire (bounded), so a client's
 //! every request does not pay for a signature check or an introspection round trip.
 
-use super::MAX_CACHED_TOKENS;
 use crate::Principal;
 use crate::sync::lock;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// At most this many verified tokens are remembered (by their SHA-256) until they expire.
+pub const MAX_CACHED_TOKENS: usize = 10_000;
 
 /// A cache time meaning "until the token's own `exp`".
 pub(super) const UNTIL_EXPIRY: Duration = Duration::MAX;

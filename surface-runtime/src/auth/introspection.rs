@@ -1,11 +1,16 @@
 //! Opaque access tokens through the issuer's RFC 7662 introspection endpoint.
 
 use super::fetch;
-use super::{LEEWAY, MAX_INTROSPECTIONS, Refusal, TokenVerifier};
+use super::{LEEWAY, Refusal, TokenVerifier};
 use crate::Principal;
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::{OnceCell, Semaphore};
+
+/// How many introspection requests one [`Auth::introspection`](super::Auth::introspection)
+/// sends at once (32); more wait their turn, at most [`FETCH_TIMEOUT`](super::FETCH_TIMEOUT),
+/// and are then refused.
+pub const MAX_INTROSPECTIONS: usize = 32;
 
 pub(super) struct Introspection {
     issuer: String,

@@ -40,94 +40,22 @@ mod cache;
 mod fetch;
 mod introspection;
 mod jwt;
+mod verifier;
 
 use crate::Principal;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use cache::MAX_CACHED_TOKENS;
 pub use fetch::{FETCH_TIMEOUT, MAX_DOCUMENT};
+pub use introspection::MAX_INTROSPECTIONS;
 pub use jwt::{ALGORITHMS, LEEWAY, MAX_KEYS, REFETCH_INTERVAL};
+use verifier::DynVerifier;
+pub use verifier::{Refusal, TokenVerifier};
 
 /// The longest bearer token read, in bytes (16 KiB): a longer one is refused without being
 /// decoded, so a hostile header (a megabyte of token, a hundred thousand claims) costs nothing.
 pub const MAX_TOKEN: usize = 16 * 1024;
-
-/// At most this many verified tokens are remembered (by their SHA-256) until they expire.
-pub const MAX_CACHED_TOKENS: usize = 10_000;
-
-/// How many introspection requests one [`Auth::introspection`] sends at once (32); more wait
-/// their turn, at most [`FETCH_TIMEOUT`], and are then refused.
-pub const MAX_INTROSPECTIONS: usize = 32;
-
-/// Why a token was refused: the `error_description` of the `401` it answers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    description: String,
-}
-
-impl Refusal {
-    /// A refusal saying `description` (one sentence, no token in it).
-    pub fn new(description: impl Into<String>) -> Self {
-        Refusal {
-            description: description.into(),
-        }
-    }
-
-    /// What was wrong.
-    pub fn description(&self) -> &str {
-        &self.description
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.description)
-    }
-}
-
-impl std::error::Error for Refusal {}
-
-/// Turns a bearer token into the [`Principal`] it names, or refuses it.
-///
-/// The JWT and introspection verifiers behind [`Auth::jwt`] and [`Auth::introspection`]
-/// implement it; implement it yourself for anything else and hand it to [`Auth::custom`].
-///
-/// ```
-/// use surface_runtime::Principal;
-/// use surface_runtime::auth::{Refusal, TokenVerifier};
-///
-/// /// One fixed token, for a demo.
-/// struct Fixed;
-///
-/// impl TokenVerifier for Fixed {
-///     async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
-///         if token == "let-me-in" {
-///             Ok(Principal::new("https://demo", "demo-user").with_scopes(["ops.read"]))
-///         } else {
-///             Err(Refusal::new("unknown token"))
-///         }
-///     }
-/// }
-/// ```
-pub trait TokenVerifier: Send + Sync + 'static {
-    /// Verifies `token` (the bearer token exactly as sent). Never log it.
-    fn verify(&self, token: &str) -> impl Future<Output = Result<Principal, Refusal>> + Send;
-}
-
-type Verified<'a> = Pin<Box<dyn Future<Output = Result<Principal, Refusal>> + Send + 'a>>;
-
-/// [`TokenVerifier`] as an object.
-trait DynVerifier: Send + Sync {
-    fn verify_boxed<'a>(&'a self, token: &'a str) -> Verified<'a>;
-}
-
-impl<T: TokenVerifier> DynVerifier for T {
-    fn verify_boxed<'a>(&'a self, token: &'a str) -> Verified<'a> {
-        Box::pin(self.verify(token))
-    }
-}
 
 /// How Streamable HTTP authenticates its callers: a verifier, and what the server publishes
 /// about itself as a protected resource.

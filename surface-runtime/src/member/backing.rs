@@ -11,9 +11,8 @@
 //! ([`guard`]), and later operations in that call fail at once instead of waiting again; the
 //! member meanwhile falls back to the value it last heard.
 
-use super::{Change, LiveMember, MemberValue, to_json};
+use super::change::{Change, MemberValue, to_json};
 use crate::failure::{Failure, FailureKind};
-use crate::spec::MemberSpec;
 use crate::sync::lock;
 use serde_json::Value;
 use std::any::Any;
@@ -174,15 +173,6 @@ pub(crate) fn run<R>(backing: &dyn Backing, op: impl FnOnce(&dyn Backing) -> Bac
         return None;
     }
     op(backing).map_err(|Unanswered(message)| record(message)).ok()
-}
-
-/// What a backend binds: a surface's members, by name. Every `#[surface]` struct is one.
-#[doc(hidden)]
-pub trait LiveMembers: Send + Sync + 'static {
-    /// Every member, in declaration order.
-    fn specs() -> &'static [MemberSpec];
-    /// The live member called `name`.
-    fn live(&self, name: &str) -> Option<&dyn LiveMember>;
 }
 
 /// Puts a member's `bound` backing in its `slot`; from then on every call carries a fault slot.

@@ -556,18 +556,5 @@ fn nullable(schema: &mut Value) {
     }
 }
 
-/// Removes every object property whose value is `null`, at any depth: under a profile that
-/// sends `null` for "left out", so that decoding sees the field absent.
-pub(crate) fn drop_nulls(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|_, v| !v.is_null());
-            map.values_mut().for_each(drop_nulls);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests;

@@ -61,7 +61,10 @@ pub use remote::Remote;
 pub use sse::{LOCAL_HISTORY, LOCAL_STREAMS, LOCAL_TTL, SESSION_TTL, SSE_HISTORY, SSE_TTL};
 
 use crate::member::Change;
-use crate::member::backing::{Backend, LiveMembers, Unanswered};
+use crate::member::{
+    LiveMembers,
+    backing::{Backend, Unanswered},
+};
 use crate::spec::MemberKind;
 use crate::sync::{lock, read, write};
 use std::fmt;
