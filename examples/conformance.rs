@@ -33,7 +33,8 @@
 //!   stateless scenario's diagnostic tools.
 //! - the tasks suite's fixtures (`io.modelcontextprotocol/tasks`): `greet` (never a task),
 //!   `slow_compute` (`#[tool(task)]`), `failing_job` (`task = required`, a tool error),
-//!   `protocol_error_job` (a protocol error), `confirm_delete` and `multi_input` (questions
+//!   `protocol_error_job` (a protocol error), `test_tool_with_task` (asks inline, with the
+//!   `tools/call`, then becomes a task), `confirm_delete` and `multi_input` (questions
 //!   answered through `tasks/update`).
 
 use schemars::JsonSchema;
@@ -901,6 +902,21 @@ pub async fn multi_input(_client: &ConformanceClient, ctx: ToolContext) -> Resul
     ))
 }
 
+/// Asks the user's name with the call (an `input_required` round of the `tools/call` itself),
+/// then greets them as a task (the tasks suite's MRTR-to-task composition; only ever a task).
+#[tool(read_only, task = required)]
+pub async fn test_tool_with_task(_client: &ConformanceClient, ctx: ToolContext) -> Result<String, Failure> {
+    let name = ctx
+        .elicit::<Name>("What is your name?")
+        .key("user_name")
+        .before_task()
+        .await?;
+    let name = accepted(name)?.name;
+    // The long part, which runs as the task.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(format!("Hello, {name}! (asked before the task, greeted by it)"))
+}
+
 /// The conformance MCP server over a live fixture, started.
 pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
     let host = Arc::new(Host {
@@ -952,6 +968,7 @@ pub fn start(fixture: Arc<Conformance>) -> Result<ServedMcp, CompositionError> {
                 .tool(ProtocolErrorJobTool)
                 .tool(ConfirmDeleteTool)
                 .tool(MultiInputTool)
+                .tool(TestToolWithTaskTool)
                 .prompt(TestInputRequiredResultPromptPrompt),
         )
         .client(move || factory_host.clients())

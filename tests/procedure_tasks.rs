@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use surface::context::ToolContext;
 use surface::mcp::McpServer;
-use surface::{Expose, expose, surface};
+use surface::{Elicit, Expose, Failure, FailureKind, expose, surface};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -67,17 +67,44 @@ impl Jobs {
     pub async fn long(&self, input: Steps) -> Result<Done, Infallible> {
         self.run(input).await
     }
+
+    /// Asks whom it is for with the call, then runs as a task, reporting as it goes.
+    #[procedure("job.named")]
+    pub async fn named(&self, input: Steps) -> Result<String, Failure> {
+        let ctx = ToolContext::current();
+        let answer = ctx
+            .elicit::<Owner>("Whose job is it?")
+            .key("user_name")
+            .before_task()
+            .await
+            .map_err(|e| Failure::new(FailureKind::Refused, e.to_string()))?;
+        let Some(Owner { name }) = answer.accepted() else {
+            return Err(Failure::new(FailureKind::Refused, "nobody's job"));
+        };
+        ctx.progress_with(0.0, Some(1.0), format!("running {name}'s job"))
+            .await;
+        tokio::time::sleep(Duration::from_millis(input.step_ms)).await;
+        Ok(format!("ran {name}'s job"))
+    }
+}
+
+/// Whose job it is.
+#[derive(Clone, Debug, Deserialize, JsonSchema, Elicit)]
+pub struct Owner {
+    /// Their name.
+    pub name: String,
 }
 
 const EXPOSE: Expose<Jobs> = expose!(Jobs {
     finished: resource,
     "job.run": tool(mutates, task),
     "job.long": tool(task = required),
+    "job.named": tool(task = required),
 });
 
 fn meta(declares_tasks: bool) -> Value {
     let capabilities = if declares_tasks {
-        json!({"extensions": {TASKS: {}}})
+        json!({"extensions": {TASKS: {}}, "elicitation": {}})
     } else {
         json!({})
     };
@@ -218,4 +245,37 @@ async fn a_procedure_exposed_as_a_task_tool_runs_as_a_task() {
         )
         .await;
     assert_eq!(created["resultType"], "task", "{created}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_tool_asks_with_its_call_then_becomes_a_task() {
+    let mut client = Client::connect();
+    let call = json!({"name": "job_named", "arguments": {"steps": 1, "step_ms": 400}});
+    // Round one: the question, as an `input_required` round of the call itself (no task yet).
+    let asked = client.result("tools/call", call.clone()).await;
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert!(asked.get("taskId").is_none(), "{asked}");
+    let question = &asked["inputRequests"]["user_name"];
+    assert_eq!(question["method"], "elicitation/create", "{asked}");
+    // Round two: answered, it goes on as a task; nothing of the rounds leaks into the task.
+    let mut answered = call.clone();
+    answered["inputResponses"] = json!({"user_name": {"action": "accept", "content": {"name": "Alice"}}});
+    answered["requestState"] = asked["requestState"].clone();
+    let created = client.result("tools/call", answered).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none(), "{created}");
+    assert!(created.get("inputRequests").is_none(), "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    // Its progress after the hand-off is the task's status message.
+    let working = client
+        .until(&id, |t| t["statusMessage"] == "running Alice's job")
+        .await;
+    assert_eq!(working["status"], "working", "{working}");
+    // The task's result holds what was gathered before it.
+    let done = client.until(&id, |_| false).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["value"], "ran Alice's job",
+        "{done}"
+    );
 }

@@ -373,6 +373,7 @@ impl FromAnswer for Vec<Root> {
 pub struct Asking<A> {
     asker: Option<Asker>,
     key: Option<String>,
+    before_task: bool,
     ask: Result<Ask, AskError>,
     answer: PhantomData<fn() -> A>,
     running: Option<futures::future::BoxFuture<'static, Result<A, AskError>>>,
@@ -381,7 +382,8 @@ pub struct Asking<A> {
 /// What puts an ask to the host: the running call's context hands one over (`context.rs`), so
 /// this module names no face and no context.
 pub(crate) type Asker = Box<
-    dyn FnOnce(Option<String>, Ask) -> futures::future::BoxFuture<'static, Result<Answer, AskError>> + Send,
+    dyn FnOnce(Option<String>, Ask, bool) -> futures::future::BoxFuture<'static, Result<Answer, AskError>>
+        + Send,
 >;
 
 impl<A> Asking<A> {
@@ -389,6 +391,7 @@ impl<A> Asking<A> {
         Asking {
             asker: Some(asker),
             key: None,
+            before_task: false,
             ask,
             answer: PhantomData,
             running: None,
@@ -398,6 +401,34 @@ impl<A> Asking<A> {
     /// Names the question (its `inputRequests` key on 2026-07-28).
     pub fn key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
+        self
+    }
+
+    /// Asks before the call becomes a task, when it is a task tool's call for a client that
+    /// runs it as one (MCP tasks, 2026-07-28): the question is then an `input_required` round
+    /// of the `tools/call` itself, and the call becomes a task (its `CreateTaskResult`) only once
+    /// it waits on anything else; a question asked otherwise is one of the task's
+    /// `inputRequests`. Asked so, the call must ask before it first waits on anything else
+    /// (once it has waited on something else it is a task, and this question the task's).
+    /// Anywhere but a task tool's call this changes nothing.
+    ///
+    /// ```
+    /// use surface_runtime::ask::AskError;
+    /// use surface_runtime::context::ToolContext;
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// # struct Name { name: String }
+    /// # impl surface_runtime::ask::ElicitForm for Name {}
+    /// # async fn run() {
+    /// let ctx = ToolContext::current();
+    /// // Asked with the call, before the long part runs as a task.
+    /// let name = ctx.elicit::<Name>("Whom shall I greet?").key("user_name").before_task().await;
+    /// // Outside a call nothing listens, so nothing can answer.
+    /// assert_eq!(name.err(), Some(AskError::Unsupported { capability: "elicitation" }));
+    /// # }
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(run());
+    /// ```
+    pub fn before_task(mut self) -> Self {
+        self.before_task = true;
         self
     }
 }
@@ -414,10 +445,11 @@ impl<A: FromAnswer> std::future::Future for Asking<A> {
         let running = this.running.get_or_insert_with(|| {
             let asker = this.asker.take();
             let key = this.key.take();
+            let before_task = this.before_task;
             let ask = std::mem::replace(&mut this.ask, Err(AskError::Failed("asked twice".into())));
             Box::pin(async move {
                 let asker = asker.ok_or_else(|| AskError::Failed("asked twice".into()))?;
-                let answer = asker(key, ask?).await?;
+                let answer = asker(key, ask?, before_task).await?;
                 A::from_answer(answer)
             })
         });

@@ -76,6 +76,12 @@ pub trait Reporter: Send + Sync {
             })
         })
     }
+    /// Asks the host `ask` under `key` before the call becomes a task
+    /// ([`Asking::before_task`](crate::ask::Asking::before_task)); a face without tasks asks as
+    /// [`Reporter::ask`] does, which is what this default does.
+    fn ask_before_task(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
+        self.ask(key, ask)
+    }
     /// Tells the host the out-of-band step of the URL elicitation `id` finished
     /// (`notifications/elicitation/complete`). A face that cannot answers `Unsupported`, which
     /// is what this default does.
@@ -270,12 +276,18 @@ impl ToolContext {
         let ctx = self.clone();
         Asking::new(
             ask,
-            Box::new(move |key, ask| Box::pin(async move { ctx.ask(key, ask).await })),
+            Box::new(move |key, ask, before_task| {
+                Box::pin(async move { ctx.ask_when(key, ask, before_task).await })
+            }),
         )
     }
 
     /// Asks `ask` under `key` (the next default key of its kind when `None`), untyped.
     pub async fn ask(&self, key: Option<String>, ask: Ask) -> Result<Answer, AskError> {
+        self.ask_when(key, ask, false).await
+    }
+
+    async fn ask_when(&self, key: Option<String>, ask: Ask, before_task: bool) -> Result<Answer, AskError> {
         let kind = match ask {
             Ask::Elicit { .. } => 0,
             Ask::Sample(_) => 1,
@@ -285,6 +297,7 @@ impl ToolContext {
         let n = self.asked[kind].fetch_add(1, Ordering::Relaxed) + 1;
         let key = key.unwrap_or_else(|| ask.default_key(n));
         match &self.reporter {
+            Some(r) if before_task => r.ask_before_task(key, ask).await,
             Some(r) => r.ask(key, ask).await,
             None => Err(AskError::Unsupported {
                 capability: ask.capability(),

@@ -70,9 +70,35 @@ enum Era {
     /// The session's peer, and how long an ask waits for its answer.
     Legacy(Peer<RoleServer>, Duration),
     Modern(Rounds),
-    /// A call running as a task (tasks.rs): a question is one of its `inputRequests`, answered
-    /// by `tasks/update`.
-    Task(TaskInputs),
+    /// A task tool's call (tasks.rs), before and after it becomes a task: a question asked with
+    /// [`Asking::before_task`](crate::ask::Asking::before_task) is an `input_required` round of
+    /// the `tools/call` itself, as on 2026-07-28; any other question waits for the task (handed
+    /// over once the call first waits on anything but such questions) and is one of its
+    /// `inputRequests`, answered by `tasks/update`.
+    Deferred(Rounds, HandOff),
+}
+
+/// Where a deferred call's task is, once it has one.
+#[derive(Default)]
+struct HandOff {
+    task: OnceLock<TaskInputs>,
+    handed: tokio::sync::Notify,
+    /// The status message reported before there was a task to show it.
+    early_status: Mutex<Option<String>>,
+}
+
+impl HandOff {
+    /// The task, once the call has been handed to it.
+    async fn task(&self) -> &TaskInputs {
+        loop {
+            // Created before the check: a hand-off between the two still wakes it.
+            let handed = self.handed.notified();
+            if let Some(task) = self.task.get() {
+                return task;
+            }
+            handed.await;
+        }
+    }
 }
 
 /// One request's questions: how to ask them, and what went wrong in a way the protocol
@@ -113,6 +139,49 @@ fn required(capability: &str) -> ClientCapabilities {
 impl CallAsks {
     /// Asks `ask` under `key` in this request's era.
     pub(crate) async fn ask(&self, key: String, ask: Ask) -> Result<Answer, AskError> {
+        self.ask_as(key, ask, false).await
+    }
+
+    /// Asks `ask` under `key`, before the call becomes a task when it is a task tool's call
+    /// (otherwise as [`CallAsks::ask`]).
+    pub(crate) async fn ask_before_task(&self, key: String, ask: Ask) -> Result<Answer, AskError> {
+        self.ask_as(key, ask, true).await
+    }
+
+    /// Hands a deferred call (see [`Round::defer`]) to its task: its questions from now on are
+    /// the task's `inputRequests`, and those already waiting for the task are asked there.
+    pub(crate) fn hand_off(&self, inputs: TaskInputs) {
+        if let Era::Deferred(_, hand) = &self.era {
+            if let Some(status) = crate::sync::lock(&hand.early_status).take() {
+                inputs.entry().status(status);
+            }
+            let _ = hand.task.set(inputs);
+            hand.handed.notify_waiters();
+        }
+    }
+
+    /// Shows `status` as the task's status message when this is a task tool's call (kept for
+    /// the task until the call is handed to it); `false` for any other call.
+    pub(crate) fn task_status(&self, status: impl FnOnce() -> String) -> bool {
+        let Era::Deferred(_, hand) = &self.era else {
+            return false;
+        };
+        match hand.task.get() {
+            Some(task) => task.entry().status(status()),
+            None => *crate::sync::lock(&hand.early_status) = Some(status()),
+        }
+        true
+    }
+
+    /// The task this call was handed to, if it is a task tool's call that has become one.
+    pub(crate) fn handed_to(&self) -> Option<&Arc<super::tasks::Entry>> {
+        match &self.era {
+            Era::Deferred(_, hand) => hand.task.get().map(TaskInputs::entry),
+            _ => None,
+        }
+    }
+
+    async fn ask_as(&self, key: String, ask: Ask, before_task: bool) -> Result<Answer, AskError> {
         let capability = ask.capability();
         let declared = match (&self.capabilities, &self.era) {
             (Capabilities::Known(caps), _) => declares(caps, capability),
@@ -122,7 +191,7 @@ impl CallAsks {
             (Capabilities::Session, _) => false,
         };
         if !declared {
-            if matches!(self.era, Era::Modern(_) | Era::Task(_)) {
+            if matches!(self.era, Era::Modern(_) | Era::Deferred(..)) {
                 self.refuse(ErrorData::missing_required_client_capability(required(
                     capability,
                 )));
@@ -134,28 +203,14 @@ impl CallAsks {
             serde_json::from_value(json!({ "method": method, "params": params }))
                 .map_err(|e| AskError::Failed(format!("cannot encode the {method} request: {e}")))
         };
-        match &self.era {
-            Era::Task(inputs) => {
-                super::observe::asked(method);
-                let Some(answer) = inputs.entry().ask(key.clone(), encode(method, params)?).await else {
-                    // The task ended meanwhile (cancelled, expired): its future is dropped.
-                    return std::future::pending().await;
-                };
-                let parsed = parse_answer(&ask, &answer);
-                if let Err(e) = &parsed {
-                    self.refuse(ErrorData::invalid_params(
-                        format!("inputResponses[\"{key}\"]: {e}"),
-                        None,
-                    ));
-                }
-                parsed
-            }
+        let inputs = match &self.era {
+            Era::Deferred(_, hand) if !before_task || hand.task.get().is_some() => hand.task().await,
             Era::Legacy(peer, timeout) => {
                 super::observe::asked(method);
                 let answer = send(peer, method, params, *timeout).await?;
-                parse_answer(&ask, &answer)
+                return parse_answer(&ask, &answer);
             }
-            Era::Modern(rounds) => {
+            Era::Modern(rounds) | Era::Deferred(rounds, _) => {
                 if let Some(answer) = rounds.given.get(&key) {
                     let parsed = parse_answer(&ask, answer);
                     match &parsed {
@@ -174,9 +229,22 @@ impl CallAsks {
                 crate::sync::lock(&rounds.pending).insert(key, request);
                 rounds.waker.wake();
                 // The gate ends the round; this branch is never resumed.
-                std::future::pending().await
+                return std::future::pending().await;
             }
+        };
+        super::observe::asked(method);
+        let Some(answer) = inputs.entry().ask(key.clone(), encode(method, params)?).await else {
+            // The task ended meanwhile (cancelled, expired): its future is dropped.
+            return std::future::pending().await;
+        };
+        let parsed = parse_answer(&ask, &answer);
+        if let Err(e) = &parsed {
+            self.refuse(ErrorData::invalid_params(
+                format!("inputResponses[\"{key}\"]: {e}"),
+                None,
+            ));
         }
+        parsed
     }
 
     fn refuse(&self, error: ErrorData) {
@@ -375,8 +443,36 @@ impl Round {
                 Vec::new(),
             ));
         }
-        let binding = format!("{method}\n{name}\n{}", canonical(&arguments())).into_bytes();
+        let (rounds, binding) = Round::sealed(method, name, arguments, responses, state)?;
         let capabilities = Capabilities::Known(context.client_capabilities().unwrap_or_default());
+        Ok(Round::new(Era::Modern(rounds), capabilities, binding))
+    }
+
+    /// Opens the round of a task tool's `tools/call` for `name` with `arguments` on 2026-07-28,
+    /// before the call becomes a task: see [`Round::defer`].
+    pub(crate) fn open_deferred(
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        arguments: impl FnOnce() -> Value,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<Round, ErrorData> {
+        let (rounds, binding) = Round::sealed("tools/call", name, arguments, responses, state)?;
+        let capabilities = Capabilities::Known(context.client_capabilities().unwrap_or_default());
+        let era = Era::Deferred(rounds, HandOff::default());
+        Ok(Round::new(era, capabilities, binding))
+    }
+
+    /// The answers of earlier rounds (the sealed `state`, refused with -32602 when it fails
+    /// verification) joined with `responses`, and what a state is bound to.
+    fn sealed(
+        method: &str,
+        name: &str,
+        arguments: impl FnOnce() -> Value,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<(Rounds, Vec<u8>), ErrorData> {
+        let binding = format!("{method}\n{name}\n{}", canonical(&arguments())).into_bytes();
         let mut given: BTreeMap<String, Value> = match state {
             Some(sealed) => codec().open_json_with(&sealed, &binding).map_err(|e| {
                 ErrorData::invalid_params(
@@ -387,17 +483,11 @@ impl Round {
             None => BTreeMap::new(),
         };
         given.extend(responses.unwrap_or_default());
-        let era = Era::Modern(Rounds {
+        let rounds = Rounds {
             given,
             ..Rounds::default()
-        });
-        Ok(Round::new(era, capabilities, binding))
-    }
-
-    /// The round of a call running as a task: its questions wait on `inputs`, asked of a
-    /// client that declared `capabilities`.
-    pub(crate) fn for_task(inputs: TaskInputs, capabilities: ClientCapabilities) -> Round {
-        Round::new(Era::Task(inputs), Capabilities::Known(capabilities), Vec::new())
+        };
+        Ok((rounds, binding))
     }
 
     fn new(era: Era, capabilities: Capabilities, binding: Vec<u8>) -> Round {
@@ -413,7 +503,21 @@ impl Round {
 
     /// Whether this round is of the 2026-07-28 era (its logging follows the request's `_meta`).
     pub(crate) fn is_modern(&self) -> bool {
-        matches!(self.asks.era, Era::Modern(_))
+        matches!(self.asks.era, Era::Modern(_) | Era::Deferred(..))
+    }
+
+    /// Runs a task tool's call inline until it first waits: it ends there with an
+    /// `input_required` round when it waits on questions asked before the task
+    /// ([`Asking::before_task`](crate::ask::Asking::before_task)), else it is to be handed to a
+    /// task ([`Deferral::Handing`]: the call, still running, and this round).
+    pub(crate) fn defer<T, F>(self, call: F) -> Deferring<F>
+    where
+        F: Future<Output = Result<T, Failure>> + Unpin,
+    {
+        Deferring {
+            call: Some(call),
+            round: Some(self),
+        }
     }
 
     /// The questions of this round, for the call's context.
@@ -438,7 +542,7 @@ impl Round {
                 None => Ok(Err(failure)),
             },
             None => {
-                let Era::Modern(rounds) = &self.asks.era else {
+                let (Era::Modern(rounds) | Era::Deferred(rounds, _)) = &self.asks.era else {
                     unreachable!("only a 2026-07-28 round ends waiting")
                 };
                 let pending = std::mem::take(&mut *crate::sync::lock(&rounds.pending));
@@ -480,7 +584,9 @@ impl<T, F: Future<Output = Result<T, Failure>>> Future for Running<F> {
             .expect("a round's future polled after it ended");
         let rounds = match &round.asks.era {
             Era::Modern(rounds) => Some(rounds),
-            Era::Legacy(..) | Era::Task(_) => None,
+            // Handed to its task: it runs on as one.
+            Era::Deferred(rounds, hand) if hand.task.get().is_none() => Some(rounds),
+            Era::Legacy(..) | Era::Deferred(..) => None,
         };
         if let Some(rounds) = rounds {
             rounds.waker.register(cx.waker());
@@ -494,6 +600,44 @@ impl<T, F: Future<Output = Result<T, Failure>>> Future for Running<F> {
         };
         let round = this.round.take().expect("checked above");
         Poll::Ready(round.finish(outcome))
+    }
+}
+
+/// How [`Round::defer`] ended.
+pub(crate) enum Deferral<F, T> {
+    /// Inline: it ran to its answer, or ended for the protocol to answer (an `input_required`
+    /// round, a refusal).
+    Ended(Result<Result<T, Failure>, Halt>),
+    /// It waits on something other than questions asked before the task: hand it over.
+    Handing(F, Round),
+}
+
+/// [`Round::defer`]'s future.
+pub(crate) struct Deferring<F> {
+    call: Option<F>,
+    round: Option<Round>,
+}
+
+impl<T, F: Future<Output = Result<T, Failure>> + Unpin> Future for Deferring<F> {
+    type Output = Deferral<F, T>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let call = this.call.as_mut().expect("a deferred call polled after it ended");
+        let outcome = match std::pin::Pin::new(call).poll(cx) {
+            Poll::Ready(out) => Some(out),
+            Poll::Pending => None,
+        };
+        let round = this.round.take().expect("checked above");
+        let asking = match &round.asks.era {
+            Era::Deferred(rounds, _) => !crate::sync::lock(&rounds.pending).is_empty(),
+            _ => false,
+        };
+        if outcome.is_none() && !asking {
+            let call = this.call.take().expect("checked above");
+            return Poll::Ready(Deferral::Handing(call, round));
+        }
+        Poll::Ready(Deferral::Ended(round.finish(outcome)))
     }
 }
 

@@ -82,6 +82,14 @@ struct SessionReporter {
 
 impl Reporter for SessionReporter {
     fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()> {
+        // A task tool's call: its progress is its task's status message (its request is
+        // answered with the task's id, or an `input_required` round, at its first wait).
+        if self
+            .asks
+            .task_status(|| status_text(progress, total, message.clone()))
+        {
+            return Box::pin(std::future::ready(()));
+        }
         Box::pin(async move {
             let Some(token) = &self.token else { return };
             let mut param = ProgressNotificationParam::new(token.clone(), progress);
@@ -95,7 +103,8 @@ impl Reporter for SessionReporter {
     #[allow(deprecated)]
     fn log(&self, level: LogLevel, logger: Option<String>, data: Value) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if !self.filter.hears(level) {
+            // Handed to its task, the call's request is answered: as for any task, nowhere.
+            if !self.filter.hears(level) || self.asks.handed_to().is_some() {
                 return;
             }
             let mut param = LoggingMessageNotificationParam::new(theirs(level), data);
@@ -106,6 +115,10 @@ impl Reporter for SessionReporter {
 
     fn ask(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
         Box::pin(self.asks.ask(key, ask))
+    }
+
+    fn ask_before_task(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
+        Box::pin(self.asks.ask_before_task(key, ask))
     }
 
     fn elicitation_complete(&self, id: String) -> BoxFuture<'_, Result<(), AskError>> {
@@ -129,6 +142,17 @@ pub(crate) fn for_request(
     session: Arc<LogFilter>,
     round: &super::asking::Round,
 ) -> ToolContext {
+    for_request_cancelled_by(context, session, round, context.ct.clone())
+}
+
+/// [`for_request`] cancelled by `cancel` rather than the request's own signal (a task tool's
+/// call, whose cancellation becomes its task's once it is handed over).
+pub(crate) fn for_request_cancelled_by(
+    context: &RequestContext<RoleServer>,
+    session: Arc<LogFilter>,
+    round: &super::asking::Round,
+    cancel: tokio_util::sync::CancellationToken,
+) -> ToolContext {
     let filter = if round.is_modern() {
         Arc::new(LogFilter::of_request(context.meta.log_level()))
     } else {
@@ -140,43 +164,14 @@ pub(crate) fn for_request(
         filter,
         asks: round.asks(),
     };
-    ToolContext::new(context.ct.clone(), Some(Arc::new(reporter)))
-        .with_principal(super::caller::principal(context))
+    ToolContext::new(cancel, Some(Arc::new(reporter))).with_principal(super::caller::principal(context))
 }
 
-/// Reports to a task (tasks.rs): progress becomes its status message; questions are its
-/// `inputRequests`. Log messages have no request left to go with, so they go nowhere.
-struct TaskReporter {
-    entry: Arc<super::tasks::Entry>,
-    asks: Arc<super::asking::CallAsks>,
-}
-
-impl Reporter for TaskReporter {
-    fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) -> BoxFuture<'_, ()> {
-        let text = match (message, total) {
-            (Some(m), _) => m,
-            (None, Some(total)) => format!("{progress}/{total}"),
-            (None, None) => format!("{progress}"),
-        };
-        self.entry.status(text);
-        Box::pin(std::future::ready(()))
+/// A task's status message for a progress report: its message, else how far it is.
+fn status_text(progress: f64, total: Option<f64>, message: Option<String>) -> String {
+    match (message, total) {
+        (Some(m), _) => m,
+        (None, Some(total)) => format!("{progress}/{total}"),
+        (None, None) => format!("{progress}"),
     }
-
-    fn log(&self, _: LogLevel, _: Option<String>, _: Value) -> BoxFuture<'_, ()> {
-        Box::pin(std::future::ready(()))
-    }
-
-    fn ask(&self, key: String, ask: Ask) -> BoxFuture<'_, Result<Answer, AskError>> {
-        Box::pin(self.asks.ask(key, ask))
-    }
-}
-
-/// The context of a call running as the task `entry`, asking through `round`'s questions and
-/// cancelled by `tasks/cancel`.
-pub(crate) fn for_task(entry: &Arc<super::tasks::Entry>, round: &super::asking::Round) -> ToolContext {
-    let reporter = TaskReporter {
-        entry: entry.clone(),
-        asks: round.asks(),
-    };
-    ToolContext::new(entry.cancelled(), Some(Arc::new(reporter))).with_principal(entry.owner())
 }

@@ -3,6 +3,7 @@
 //! recognise. They read the connection they came on through [`Serving`], which the session
 //! builds (`session.rs`), so this module names no session.
 
+use super::asking::Deferral;
 use super::cancel::until_cancelled;
 use super::context::LogFilter;
 use super::generation::Generation;
@@ -20,6 +21,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// MCP's "URL elicitation required" error: the call needs the user at a URL first.
 const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
@@ -234,8 +236,12 @@ impl Serving<'_> {
         Ok(generation.views.finish(entry.view, client, result).into())
     }
 
-    /// `tools/call` of a task tool for a client that declared tasks: the task's id at once, the
-    /// call running on (tasks.rs). Arguments that do not fit are answered inline, as always.
+    /// `tools/call` of a task tool for a client that declared tasks (2026-07-28). The call runs
+    /// inline until it first waits: waiting on questions it asked before the task
+    /// (`Asking::before_task`), it ends there with an `input_required` round of this request,
+    /// as any call does on 2026-07-28; otherwise it is handed, still running, to a new task,
+    /// and the task's id is the answer (`CreateTaskResult`, once `tasks/get` resolves it).
+    /// Arguments that do not fit are answered inline, as always.
     async fn call_as_task(
         &self,
         generation: &Arc<Generation>,
@@ -243,31 +249,54 @@ impl Serving<'_> {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let round = super::asking::Round::open_deferred(
+            context,
+            &request.name,
+            || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
+            request.input_responses,
+            request.request_state,
+        )?;
         let input = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => input,
             Err(e) => return Ok(results::failure(invalid_argument(e)).into()),
         };
-        let capabilities = context.client_capabilities().unwrap_or_default();
-        let (generation, target) = (generation.clone(), entry.target.clone());
-        let session = self.session;
+        // The call's cancellation, its task's once it is one (`tasks/cancel`).
+        let cancel = CancellationToken::new();
+        let principal = self.principal(context);
+        let asks = round.asks();
+        let call =
+            super::context::for_request_cancelled_by(context, self.log.clone(), &round, cancel.clone())
+                .with_principal(principal.clone());
+        // Owned: the call may outlive this request, as its task.
+        let (generation, target, stop) = (generation.clone(), entry.target.clone(), cancel.clone());
+        let run = Box::pin(call.scope(async move { run_tool(&generation, &target, input, stop).await }));
+        let task: futures::future::BoxFuture<'static, super::tasks::Outcome> = match round.defer(run).await {
+            Deferral::Ended(Err(super::asking::Halt::InputRequired(result))) => return Ok(result.into()),
+            // Refused in its first poll (a question the client cannot be asked): the task fails
+            // with the protocol's error, as it would have a moment later.
+            Deferral::Ended(Err(super::asking::Halt::Refused(error))) => {
+                Box::pin(std::future::ready(Err(error)))
+            }
+            // It answered in its first poll: a task all the same, already complete.
+            Deferral::Ended(Ok(answer)) => Box::pin(std::future::ready(Ok(super::tasks::outcome(answer)))),
+            Deferral::Handing(call, round) => Box::pin(async move {
+                match round.run(call).await {
+                    Ok(answer) => Ok(super::tasks::outcome(answer)),
+                    Err(super::asking::Halt::Refused(error)) => Err(error),
+                    Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
+                        branded("a task cannot end waiting for input"),
+                        None,
+                    )),
+                }
+            }),
+        };
         let created = self
             .shared
             .tasks
-            .create(session, self.principal(context), move |inputs| {
-                let round = super::asking::Round::for_task(inputs.clone(), capabilities);
-                let call = super::context::for_task(inputs.entry(), &round);
-                let cancel = inputs.entry().cancelled();
-                async move {
-                    let run = call.scope(run_tool(&generation, &target, input, cancel));
-                    match round.run(run).await {
-                        Ok(answer) => Ok(super::tasks::outcome(answer)),
-                        Err(super::asking::Halt::Refused(error)) => Err(error),
-                        Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
-                            branded("a task cannot end waiting for input"),
-                            None,
-                        )),
-                    }
-                }
+            .create(cancel, self.session, principal, |inputs| {
+                // From here on its questions are the task's (and those waiting for it are asked).
+                asks.hand_off(inputs);
+                task
             })?;
         // Shared with other instances: mirrored before the id goes out (a store that cannot be
         // reached leaves the task to this instance alone, as without one).

@@ -433,10 +433,12 @@ impl Tasks {
         });
     }
 
-    /// Creates a task for connection `session`, owned by `owner`, and runs `run` for it; `run`
-    /// is handed the task's questions. Refused (-32603) over a cap.
+    /// Creates a task for connection `session`, owned by `owner`, cancelled through `cancel`
+    /// (the token its call's context already holds), and runs `run` for it; `run` is handed the
+    /// task's questions. Refused (-32603) over a cap.
     pub(crate) fn create<F, Fut>(
         &self,
+        cancel: CancellationToken,
         session: usize,
         owner: Option<Arc<crate::Principal>>,
         run: F,
@@ -473,7 +475,7 @@ impl Tasks {
             owner,
             created_at: created_at.clone(),
             created: Instant::now(),
-            cancel: CancellationToken::new(),
+            cancel,
             state: Mutex::new(State {
                 status_message: None,
                 last_updated_at: created_at,
@@ -663,7 +665,9 @@ mod tests {
         let tasks = Tasks::new(TaskSettings::default());
         let alice = Arc::new(crate::Principal::new("https://as", "alice").with_scopes(["ops.read"]));
         let created = tasks
-            .create(1, Some(alice.clone()), |_| std::future::pending())
+            .create(CancellationToken::new(), 1, Some(alice.clone()), |_| {
+                std::future::pending()
+            })
             .unwrap();
         let id = created.task.task_id;
         let stepped_up = crate::Principal::new("https://as", "alice").with_scopes(["ops.admin"]);
@@ -701,10 +705,14 @@ mod tests {
     async fn ids_are_128_random_bits_and_resolve_at_once() {
         let tasks = Tasks::new(TaskSettings::default());
         let a = tasks
-            .create(1, None, |_| async { Ok(CallToolResult::success(vec![])) })
+            .create(CancellationToken::new(), 1, None, |_| async {
+                Ok(CallToolResult::success(vec![]))
+            })
             .unwrap();
         let b = tasks
-            .create(1, None, |_| async { Ok(CallToolResult::success(vec![])) })
+            .create(CancellationToken::new(), 1, None, |_| async {
+                Ok(CallToolResult::success(vec![]))
+            })
             .unwrap();
         assert_eq!(a.task.task_id.len(), 32);
         assert!(a.task.task_id.chars().all(|c| c.is_ascii_hexdigit()));
@@ -720,7 +728,7 @@ mod tests {
     async fn a_question_waits_for_its_update_and_unknown_keys_are_ignored() {
         let tasks = Tasks::new(TaskSettings::default());
         let created = tasks
-            .create(1, None, |inputs| async move {
+            .create(CancellationToken::new(), 1, None, |inputs| async move {
                 let request: InputRequest =
                     serde_json::from_value(serde_json::json!({"method": "roots/list", "params": {}}))
                         .unwrap();
@@ -762,14 +770,18 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok(CallToolResult::success(vec![]))
         };
-        let a = tasks.create(1, None, slow).unwrap().task.task_id;
-        let refused = tasks.create(1, None, slow).unwrap_err();
+        let a = tasks
+            .create(CancellationToken::new(), 1, None, slow)
+            .unwrap()
+            .task
+            .task_id;
+        let refused = tasks.create(CancellationToken::new(), 1, None, slow).unwrap_err();
         assert!(
             refused.message.contains("this connection already runs 1 tasks"),
             "{refused:?}"
         );
-        let b = tasks.create(2, None, slow).unwrap();
-        let refused = tasks.create(3, None, slow).unwrap_err();
+        let b = tasks.create(CancellationToken::new(), 2, None, slow).unwrap();
+        let refused = tasks.create(CancellationToken::new(), 3, None, slow).unwrap_err();
         assert!(
             refused.message.contains("the server already runs 2 tasks"),
             "{refused:?}"
