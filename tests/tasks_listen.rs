@@ -6,12 +6,10 @@
 
 mod common;
 
-use common::raw_http::{http, spawn_serving};
+use common::raw_http::{Listen, http, spawn_serving};
 use common::stdio::Wire;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
-use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
@@ -107,52 +105,6 @@ async fn a_listen_naming_a_task_hears_its_status_over_stdio() {
     assert_heard(&heard, &id, 7);
 }
 
-/// One `subscriptions/listen` POST, read as its SSE events arrive.
-struct Stream {
-    tcp: tokio::net::TcpStream,
-    raw: String,
-    seen: usize,
-}
-
-impl Stream {
-    async fn open(addr: SocketAddr, body: &Value) -> Stream {
-        let body = body.to_string();
-        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        tcp.write_all(head.as_bytes()).await.unwrap();
-        tcp.write_all(body.as_bytes()).await.unwrap();
-        Stream {
-            tcp,
-            raw: String::new(),
-            seen: 0,
-        }
-    }
-
-    /// The next JSON-RPC message of the stream (each SSE event is one `data:` line).
-    async fn next(&mut self) -> Value {
-        loop {
-            let lines: Vec<&str> = self.raw.lines().filter(|l| l.starts_with("data: ")).collect();
-            let complete = lines
-                .get(self.seen)
-                .and_then(|l| serde_json::from_str::<Value>(&l["data: ".len()..]).ok());
-            if let Some(message) = complete {
-                self.seen += 1;
-                return message;
-            }
-            let mut buf = [0u8; 4096];
-            let n = tokio::time::timeout(Duration::from_secs(20), self.tcp.read(&mut buf))
-                .await
-                .expect("an event in time")
-                .unwrap();
-            assert!(n > 0, "the stream ended: {}", self.raw);
-            self.raw.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    }
-}
-
 async fn post(addr: SocketAddr, body: &Value) -> Value {
     let method = body["method"].as_str().unwrap();
     let name = body["params"]["name"]
@@ -186,7 +138,7 @@ async fn a_listen_naming_a_task_hears_its_status_over_http() {
     .await;
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let mut stream = Stream::open(addr, &listen(9, &[&id, "0123456789abcdef0123456789abcdef"])).await;
+    let mut stream = Listen::open(addr, &listen(9, &[&id, "0123456789abcdef0123456789abcdef"])).await;
     let mut heard = Vec::new();
     while heard.len() < 2 {
         let message = stream.next().await;

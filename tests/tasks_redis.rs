@@ -2,8 +2,8 @@
 //! `cargo test --features redis --test tasks_redis`): two `ops --http ADDR --redis URL`
 //! children share one Redis, and a 2026-07-28 client that declares the tasks extension speaks
 //! raw Streamable HTTP to each. A `proc_wait` task created through A is read, answered,
-//! cancelled and finished through B; when A dies mid-task, B reports it `failed`, saying the
-//! instance serving it ended.
+//! cancelled and finished through B, and a listen on B naming it hears its changes of status;
+//! when A dies mid-task, B reports it `failed`, saying the instance serving it ended.
 //!
 //! Every test starts its own `redis-server` (skipping, saying why, without one).
 
@@ -22,14 +22,18 @@ async fn instance(redis: &Redis) -> (tokio::process::Child, SocketAddr) {
     spawn_serving(&ops_binary(), &["--http", "127.0.0.1:0", "--redis", &redis.url()]).await
 }
 
-/// A 2026-07-28 request to `addr` from a client that declares tasks and elicitation: its whole
-/// answer (`result` or `error`).
-async fn ask(addr: SocketAddr, method: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
+/// The `_meta` of a 2026-07-28 client that declares tasks and elicitation.
+fn meta() -> Value {
+    json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}, "elicitation": {}},
         "io.modelcontextprotocol/clientInfo": {"name": "tasks-redis-test", "version": "0"}
-    });
+    })
+}
+
+/// A 2026-07-28 request to `addr` from that client: its whole answer (`result` or `error`).
+async fn ask(addr: SocketAddr, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
     common::raw_http::modern(addr, method, params).await
 }
 
@@ -212,4 +216,48 @@ async fn a_task_whose_instance_died_is_failed_on_b_saying_so() {
     let still = result(b, "tasks/get", json!({"taskId": id})).await;
     assert_eq!(still["status"], "failed", "{still}");
     assert_eq!(still["error"], failed["error"], "{still}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_on_b_hears_a_task_running_on_a() {
+    let Some(redis) = Redis::start("a_listen_on_b_hears_a_task_running_on_a") else {
+        return;
+    };
+    let ((_a, a), (_b, b)) = (instance(&redis).await, instance(&redis).await);
+    let id = wait_task(a, json!({"pid": 2})).await;
+    let listen = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
+        "params": {"notifications": {"taskIds": [id]}, "_meta": meta()}
+    });
+    let mut stream = common::raw_http::Listen::open(b, &listen).await;
+    let mut heard = Vec::new();
+    while heard
+        .last()
+        .is_none_or(|n: &Value| n["params"]["status"] == "working")
+    {
+        let message = stream.next().await;
+        if message["method"] != "notifications/tasks" {
+            continue;
+        }
+        assert_eq!(message["params"]["taskId"], id.as_str(), "{message}");
+        if heard.is_empty() {
+            // Its state at once; then the process it waits on ends, through A.
+            assert_eq!(message["params"]["status"], "working", "{message}");
+            let killed = result(
+                a,
+                "tools/call",
+                json!({"name": "proc_kill", "arguments": {"pid": 2}}),
+            )
+            .await;
+            assert_ne!(killed["isError"], true, "{killed}");
+        }
+        heard.push(message);
+    }
+    let done = heard.last().unwrap();
+    assert_eq!(done["params"]["status"], "completed", "{heard:?}");
+    assert_eq!(done["params"]["result"]["structuredContent"]["pid"], 2, "{done}");
+    assert_eq!(
+        done["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 9,
+        "{done}"
+    );
 }

@@ -221,3 +221,50 @@ pub async fn modern(addr: SocketAddr, method: &str, params: Value) -> Value {
     }
     http(addr, "POST", &headers, &body.to_string()).await.message()
 }
+
+/// One 2026-07-28 `subscriptions/listen` POST of `body` to `addr`'s `/mcp`, read as its SSE
+/// events arrive.
+pub struct Listen {
+    tcp: tokio::net::TcpStream,
+    raw: String,
+    seen: usize,
+}
+
+impl Listen {
+    pub async fn open(addr: SocketAddr, body: &Value) -> Listen {
+        let body = body.to_string();
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tcp.write_all(body.as_bytes()).await.unwrap();
+        Listen {
+            tcp,
+            raw: String::new(),
+            seen: 0,
+        }
+    }
+
+    /// The next JSON-RPC message of the stream (each SSE event is one `data:` line).
+    pub async fn next(&mut self) -> Value {
+        loop {
+            let lines: Vec<&str> = self.raw.lines().filter(|l| l.starts_with("data: ")).collect();
+            let complete = lines
+                .get(self.seen)
+                .and_then(|l| serde_json::from_str::<Value>(&l["data: ".len()..]).ok());
+            if let Some(message) = complete {
+                self.seen += 1;
+                return message;
+            }
+            let mut buf = [0u8; 4096];
+            let n = tokio::time::timeout(Duration::from_secs(20), self.tcp.read(&mut buf))
+                .await
+                .expect("an event in time")
+                .unwrap();
+            assert!(n > 0, "the stream ended: {}", self.raw);
+            self.raw.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+}

@@ -16,8 +16,10 @@
 //! still live whose instance's lease has run out is written `failed`, saying that the instance
 //! serving it ended, by whichever instance reads it first: it is never `working` forever.
 //!
-//! `notifications/tasks` on a listen stream are heard from the instance that runs the task;
-//! a listen on another instance hears nothing of it (its `tasks/get` answers).
+//! `notifications/tasks` on a listen stream are sent by the instance that runs the task as its
+//! state changes; a listen on another instance naming it reads its mirrored state every
+//! [`TASK_ORDERS_POLL`] and hears each change of its status (and its end, `failed`, when the
+//! instance running it ended), so within that poll of the change.
 
 use super::results::branded;
 use super::tasks::{Entry, Tasks};
@@ -217,7 +219,62 @@ async fn hand_over(
         .map_err(unreachable)
 }
 
+/// How many reads of a task followed for a listen may fail in a row (the store unreachable)
+/// before the listen stops following it: a lease's worth of polls.
+const REMOTE_WATCH_MISSES: u32 = (TASK_LEASE.as_millis() / TASK_ORDERS_POLL.as_millis()) as u32;
+
 impl Tasks {
+    /// Follows task `id`, run by another instance, for a listen on this one (`feed`): its state
+    /// now, then each change of its status, until it ends, the listen ends, or the task turns
+    /// out unknown to `caller`. Nothing without a backend.
+    pub(crate) fn watch_remote(
+        &self,
+        id: &str,
+        caller: Option<&crate::Principal>,
+        feed: &super::tasks::TaskFeed,
+    ) {
+        let Some(sharing) = self.sharing().cloned() else {
+            return;
+        };
+        let (id, caller, feed) = (id.to_owned(), caller.cloned(), feed.clone());
+        tokio::spawn(async move {
+            let mut heard = None;
+            let mut misses = 0;
+            while !feed.is_closed() {
+                let task = match find(sharing.as_ref(), &id, caller.as_ref()).await {
+                    Ok(remote) => match orphaned(sharing.as_ref(), &id, &remote).await {
+                        Ok(ended) => Some(ended.unwrap_or(remote.record.task)),
+                        Err(_) => None,
+                    },
+                    // Unknown (or another subject's): nothing to hear.
+                    Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS => return,
+                    Err(_) => None,
+                };
+                match task {
+                    Some(task) => {
+                        misses = 0;
+                        let status = task.status();
+                        if heard != Some(status) {
+                            // As for a local task: a listen that does not read does not hold
+                            // this up; a full stream hears it at the next poll.
+                            match feed.try_send(task) {
+                                Ok(()) => heard = Some(status),
+                                Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
+                                Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
+                            }
+                        }
+                        if status.is_terminal() {
+                            return;
+                        }
+                    }
+                    None if misses >= REMOTE_WATCH_MISSES => return,
+                    None => misses += 1,
+                }
+                tokio::time::sleep(TASK_ORDERS_POLL).await;
+            }
+        });
+    }
+
     /// `tasks/get` by `caller`, wherever the task runs.
     pub(crate) async fn get_anywhere(
         &self,

@@ -577,8 +577,10 @@ impl Tasks {
     /// change of its status; the others are ignored, as unknown ids.
     pub(crate) fn watch(&self, ids: &[String], caller: Option<&crate::Principal>, feed: &TaskFeed) {
         for id in ids {
-            if let Ok(entry) = self.find(id, caller) {
-                entry.watch(feed);
+            match self.find(id, caller) {
+                Ok(entry) => entry.watch(feed),
+                // Perhaps another instance's: followed through the backend.
+                Err(_) => self.watch_remote(id, caller, feed),
             }
         }
     }
