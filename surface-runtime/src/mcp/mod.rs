@@ -48,6 +48,7 @@ mod http_direct;
 #[cfg(feature = "http")]
 pub(crate) mod http_sessions;
 mod hub;
+mod jsonrpc;
 mod listen_ids;
 pub mod observe;
 mod prompts;
@@ -85,7 +86,8 @@ pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, 
 /// the benchmarks hand rmcp alone to measure what it buys.
 #[doc(hidden)]
 pub mod __transport {
-    pub use super::transport::{Decoded, FastTransport, Kind, Limits, Outline, decode_line, outline};
+    pub use super::jsonrpc::{Decoded, Kind, Outline, decode_line, outline};
+    pub use super::transport::{FastTransport, Limits};
 }
 use crate::schema::profile::SchemaProfile;
 use crate::tool::BespokeTool;

@@ -1,0 +1,616 @@
+//! The stdio face's JSON-RPC codec: what one input line is ([`decode_line`], a pure function,
+//! fuzzed), the error answer a line that is no request is owed ([`error_answer`], with
+//! JSON-RPC's named codes), and a stateless outline of a line's shape ([`outline`]) that finds
+//! its `id` even in a line serde cannot hold. [`super::transport`] reads and writes with it;
+//! the benchmarks and the fuzz targets reach it through `mcp::__transport`.
+
+use rmcp::model::{
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRequest, RequestId,
+};
+
+/// A UTF-8 byte order mark, stripped from the start of a line as rmcp's own transport does.
+pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// JSON-RPC's "Parse error": the line is not JSON (or JSON serde cannot hold).
+pub(crate) const PARSE_ERROR: i32 = -32700;
+/// JSON-RPC's "Invalid Request": JSON, but not a JSON-RPC request.
+pub(crate) const INVALID_REQUEST: i32 = -32600;
+
+/// What one input line is, decided without any state: [`decode_line`]'s answer.
+#[allow(clippy::large_enum_variant)] // a transient return value
+#[derive(Debug)]
+pub enum Decoded {
+    /// A JSON-RPC message for rmcp.
+    Message(ClientJsonRpcMessage),
+    /// Nothing to answer: an empty line, or a notification that did not parse.
+    Ignore,
+    /// An error answer to write back (one line, newline included).
+    Refuse(Vec<u8>),
+}
+
+/// Decodes one line (without its newline): a message, nothing, or the error answer it is owed.
+///
+/// ```
+/// use surface_runtime::mcp::__transport::{Decoded, decode_line};
+/// let Decoded::Refuse(answer) = decode_line(br#"{"jsonrpc":"2.0","id":3}"#) else { panic!() };
+/// let answer: serde_json::Value = serde_json::from_slice(&answer).unwrap();
+/// assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (3.into(), (-32600).into()));
+/// assert!(matches!(decode_line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Decoded::Message(_)));
+/// ```
+pub fn decode_line(line: &[u8]) -> Decoded {
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.trim_ascii().is_empty() {
+        return Decoded::Ignore;
+    }
+    // Tried first on every line: another method stops it at its `method` (no scan for the
+    // method before it, which cost a third of the read).
+    if let Ok(call) = serde_json::from_slice::<ToolsCall>(line) {
+        return Decoded::Message(call.into_message());
+    }
+    if tools_call(line)
+        && let Ok(r) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line)
+    {
+        return Decoded::Message(JsonRpcMessage::request(ClientRequest::from(r.request), r.id));
+    }
+    let parsed = serde_json::from_slice::<ClientJsonRpcMessage>(line);
+    if let Ok(m) = &parsed
+        && !matches!(m, JsonRpcMessage::Notification(_))
+    {
+        let mut message = parsed.expect("checked");
+        super::listen_ids::ListenTaskIds::note(&mut message, line);
+        return Decoded::Message(message);
+    }
+    // A notification, or no message: the outline tells a request with a bad `id` (which rmcp
+    // may have read as a notification) from a true notification.
+    let outline = outline(line);
+    if !outline.complete {
+        return Decoded::Refuse(error_answer(
+            None,
+            PARSE_ERROR,
+            "Parse error: the line is not JSON",
+        ));
+    }
+    // An answer to one of the server's own requests that cannot be read: the request it
+    // answers fails with why (an ask must end), and nothing is written back to an answer.
+    if let (Kind::Object, Some(raw), None, true, Err(e)) =
+        (outline.kind, outline.id, outline.method, outline.answer, &parsed)
+        && !is_syntax(e)
+        && let Ok(id) = serde_json::from_slice::<RequestId>(raw)
+    {
+        return Decoded::Message(JsonRpcMessage::error(
+            rmcp::model::ErrorData::invalid_request(
+                format!("the client's answer could not be read: {e}"),
+                None,
+            ),
+            Some(id),
+        ));
+    }
+    match (outline.kind, outline.id, parsed) {
+        (Kind::Object, None, Ok(m)) => Decoded::Message(m),
+        (Kind::Object, None, Err(_)) if outline.method.is_some() => Decoded::Ignore,
+        (Kind::Object, Some(id), Ok(_)) => Decoded::Refuse(error_answer(
+            Some(id),
+            INVALID_REQUEST,
+            "Invalid request: `id` must be a string or an integer",
+        )),
+        (Kind::Object, id, Err(e)) if is_syntax(&e) => {
+            Decoded::Refuse(error_answer(id, PARSE_ERROR, &format!("Parse error: {e}")))
+        }
+
+        (Kind::Object, id, Err(e)) => Decoded::Refuse(error_answer(
+            id,
+            INVALID_REQUEST,
+            &format!("Invalid request: {e}"),
+        )),
+        (Kind::Array, ..) => Decoded::Refuse(error_answer(
+            None,
+            INVALID_REQUEST,
+            "Invalid request: JSON-RPC batches are not supported",
+        )),
+        _ => Decoded::Refuse(error_answer(
+            None,
+            INVALID_REQUEST,
+            "Invalid request: not a JSON-RPC message",
+        )),
+    }
+}
+
+/// A `tools/call` line read as rmcp reads `JsonRpcRequest<CallToolRequest>` (unknown keys
+/// ignored, `params._meta` into the request's extensions, not into `params.meta`), but in one
+/// pass: rmcp's derive buffers the line twice (two `#[serde(flatten)]`s), which was a third
+/// of the cost of a call. A line this does not read goes to rmcp's own derive.
+#[derive(serde::Deserialize)]
+struct ToolsCall {
+    #[serde(deserialize_with = "exactly::<V2_0, _>")]
+    #[allow(dead_code)] // read to check it is "2.0", as rmcp's derive does
+    jsonrpc: (),
+    id: RequestId,
+    #[serde(deserialize_with = "exactly::<ToolsCallMethod, _>")]
+    #[allow(dead_code)] // read to check it, and to stop at once at another method
+    method: (),
+    params: ToolsCallParams,
+}
+
+/// A string a field must be, spelled once.
+trait Literal {
+    const TEXT: &'static str;
+}
+struct V2_0;
+impl Literal for V2_0 {
+    const TEXT: &'static str = "2.0";
+}
+struct ToolsCallMethod;
+impl Literal for ToolsCallMethod {
+    const TEXT: &'static str = "tools/call";
+}
+
+/// Reads a string that must be `L::TEXT` (borrowed when it has no escapes: no allocation).
+fn exactly<'de, L: Literal, D: serde::Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+    let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+    if text == L::TEXT {
+        Ok(())
+    } else {
+        Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&text),
+            &L::TEXT,
+        ))
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsCallParams {
+    #[serde(rename = "_meta")]
+    meta: Option<rmcp::model::JsonObject>,
+    name: std::borrow::Cow<'static, str>,
+    arguments: Option<rmcp::model::JsonObject>,
+    input_responses: Option<rmcp::model::InputResponses>,
+    request_state: Option<String>,
+}
+
+impl ToolsCall {
+    fn into_message(self) -> ClientJsonRpcMessage {
+        let ToolsCallParams {
+            meta,
+            name,
+            arguments,
+            input_responses,
+            request_state,
+        } = self.params;
+        let mut params = rmcp::model::CallToolRequestParams::new(name);
+        params.arguments = arguments;
+        params.input_responses = input_responses;
+        params.request_state = request_state;
+        let mut request = CallToolRequest::new(params);
+        if let Some(meta) = meta {
+            request
+                .extensions
+                .insert(rmcp::model::RequestMetaObject::from(meta));
+        }
+        JsonRpcMessage::request(ClientRequest::from(request), self.id)
+    }
+}
+
+/// Whether the line names `tools/call` at its top level (cheap: no allocation).
+fn tools_call(line: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Peek>(line).is_ok_and(|p| p.method.as_deref() == Some("tools/call"))
+}
+
+fn is_syntax(e: &serde_json::Error) -> bool {
+    matches!(
+        e.classify(),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+    )
+}
+
+/// `{"jsonrpc":"2.0","id":…,"error":{…}}` and a newline. `id` is echoed when it is a string or
+/// a number as written, else `null` (JSON-RPC 2.0: the id is null when it cannot be read).
+pub(crate) fn error_answer(id: Option<&[u8]>, code: i32, message: &str) -> Vec<u8> {
+    // Echoed only when it reads back as a JSON string or number: a raw id with a lone surrogate
+    // escape or bytes that are not UTF-8 would make the answer itself unreadable.
+    let id = match id {
+        Some(raw @ [b'"' | b'-' | b'0'..=b'9', ..])
+            if serde_json::from_slice::<serde_json::Value>(raw).is_ok() =>
+        {
+            raw
+        }
+        _ => b"null",
+    };
+    let mut out = Vec::with_capacity(64 + id.len() + message.len());
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id);
+    out.extend_from_slice(format!(",\"error\":{{\"code\":{code},\"message\":").as_bytes());
+    out.extend_from_slice(
+        serde_json::to_string(message)
+            .unwrap_or_else(|_| "\"error\"".into())
+            .as_bytes(),
+    );
+    out.extend_from_slice(b"}}\n");
+    out
+}
+
+/// The top-level shape of a JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `{…}`
+    Object,
+    /// `[…]`
+    Array,
+    /// A string, number, `true`, `false` or `null`.
+    Scalar,
+    /// Not a JSON value (or nothing).
+    Invalid,
+}
+
+/// What [`outline`] found at the top level of a JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outline<'a> {
+    /// The top-level shape.
+    pub kind: Kind,
+    /// The whole text is one valid JSON value (whitespace around it allowed).
+    pub complete: bool,
+    /// The raw text of the top-level object's first `"id"` value, if one was read whole.
+    pub id: Option<&'a [u8]>,
+    /// The raw text of its first `"method"` value, likewise.
+    pub method: Option<&'a [u8]>,
+    /// It has a top-level `"result"` or `"error"`: the shape of an answer.
+    pub answer: bool,
+}
+
+/// Outlines a JSON text without building it and without recursion (nesting depth costs
+/// memory proportional to it, never stack): validates its syntax and picks out the top-level
+/// `id` and `method`. On a text cut short (a prefix of an oversized line) it still answers what
+/// it read before the cut.
+///
+/// ```
+/// use surface_runtime::mcp::__transport::{Kind, outline};
+/// let o = outline(br#"{"jsonrpc":"2.0","id":7,"params":{"#);
+/// assert_eq!((o.kind, o.complete, o.id), (Kind::Object, false, Some(&b"7"[..])));
+/// ```
+pub fn outline(text: &[u8]) -> Outline<'_> {
+    let mut c = Cursor { s: text, i: 0 };
+    let mut o = Outline {
+        kind: Kind::Invalid,
+        complete: false,
+        id: None,
+        method: None,
+        answer: false,
+    };
+    c.ws();
+    let body = match c.peek() {
+        Some(b'{') => {
+            o.kind = Kind::Object;
+            c.members(&mut o)
+        }
+        Some(b'[') => {
+            o.kind = Kind::Array;
+            c.value()
+        }
+        Some(_) => {
+            o.kind = Kind::Scalar;
+            c.value()
+        }
+        None => None,
+    };
+    if body.is_none() {
+        if o.kind == Kind::Scalar {
+            o.kind = Kind::Invalid;
+        }
+        return o;
+    }
+    c.ws();
+    o.complete = c.i == text.len();
+    o
+}
+
+/// A byte cursor; every step answers `None` on invalid or missing input.
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.i += 1;
+        Some(b)
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn expect(&mut self, b: u8) -> Option<()> {
+        (self.next()? == b).then_some(())
+    }
+
+    /// The top-level object, noting its `id` and `method`.
+    fn members(&mut self, o: &mut Outline<'a>) -> Option<()> {
+        self.expect(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            let key_start = self.i;
+            self.string()?;
+            let key = &self.s[key_start..self.i];
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            let value_start = self.i;
+            self.value()?;
+            let value = &self.s[value_start..self.i];
+            match key {
+                b"\"id\"" if o.id.is_none() => o.id = Some(value),
+                b"\"method\"" if o.method.is_none() => o.method = Some(value),
+                b"\"result\"" | b"\"error\"" => o.answer = true,
+                _ => {}
+            }
+            self.ws();
+            match self.next()? {
+                b',' => self.ws(),
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    /// One value of any depth, iteratively: `stack` holds `true` per open object.
+    fn value(&mut self) -> Option<()> {
+        let mut stack: Vec<bool> = Vec::new();
+        loop {
+            self.ws();
+            match self.peek()? {
+                open @ (b'{' | b'[') => {
+                    self.i += 1;
+                    self.ws();
+                    let object = open == b'{';
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek()? != close {
+                        stack.push(object);
+                        if object {
+                            self.key()?;
+                        }
+                        continue;
+                    }
+                    self.i += 1;
+                }
+                b'"' => self.string()?,
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                b'-' | b'0'..=b'9' => self.number()?,
+                _ => return None,
+            }
+            // After a value: close what ends here, or go on after a comma.
+            loop {
+                let Some(&object) = stack.last() else {
+                    return Some(());
+                };
+                self.ws();
+                match self.next()? {
+                    b',' => {
+                        if object {
+                            self.ws();
+                            self.key()?;
+                        }
+                        break;
+                    }
+                    b'}' if object => {
+                        stack.pop();
+                    }
+                    b']' if !object => {
+                        stack.pop();
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// `"key"` and its colon.
+    fn key(&mut self) -> Option<()> {
+        self.string()?;
+        self.ws();
+        self.expect(b':')
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i.checked_add(word.len())?;
+        (self.s.get(self.i..end)? == word).then(|| self.i = end)
+    }
+
+    fn string(&mut self) -> Option<()> {
+        self.expect(b'"')?;
+        loop {
+            match self.next()? {
+                b'"' => return Some(()),
+                b'\\' => match self.next()? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'u' => {
+                        for _ in 0..4 {
+                            if !self.next()?.is_ascii_hexdigit() {
+                                return None;
+                            }
+                        }
+                    }
+                    _ => return None,
+                },
+                0..=0x1f => return None,
+                _ => {}
+            }
+        }
+    }
+
+    fn digits(&mut self) -> Option<()> {
+        if !self.next()?.is_ascii_digit() {
+            return None;
+        }
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.i += 1;
+        }
+        Some(())
+    }
+
+    fn number(&mut self) -> Option<()> {
+        if self.peek()? == b'-' {
+            self.i += 1;
+        }
+        if self.peek()? == b'0' {
+            self.i += 1;
+        } else {
+            self.digits()?;
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            self.digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            self.digits()?;
+        }
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(line: &[u8]) -> serde_json::Value {
+        match decode_line(line) {
+            Decoded::Refuse(bytes) => serde_json::from_slice(&bytes).expect("an answer is JSON"),
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(line)),
+        }
+    }
+
+    #[test]
+    fn outline_validates_without_recursion() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(outline(deep.as_bytes()).complete);
+        let cut = format!("{}{}", "[".repeat(10), "]".repeat(9));
+        assert!(!outline(cut.as_bytes()).complete);
+        let texts: [(&[u8], bool); 14] = [
+            (b"{\"a\":}", false),
+            (b"01", false),
+            (b"1.", false),
+            (b"-", false),
+            (b"\"\x01\"", false),
+            (b"tru", false),
+            (b"{\"a\" 1}", false),
+            (b"[1,]", false),
+            (b"1 2", false),
+            (b" {\"a\":[1,{\"b\":null}],\"c\":\"\\u00e9\"} ", true),
+            (b"-0.5e+3", true),
+            (b"[]", true),
+            (b"{}", true),
+            (b"\"x\"", true),
+        ];
+        for (text, complete) in texts {
+            assert_eq!(
+                outline(text).complete,
+                complete,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+
+    #[test]
+    fn a_tools_call_reads_as_rmcps_own_derive_reads_it() {
+        let lines: [&[u8]; 6] = [
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            br#"{"id":"a","method":"tools/call","jsonrpc":"2.0","params":{"name":"t","arguments":{"x":[1,{"y":null}]},"_meta":{"progressToken":7,"k":"v"}}}"#,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":null,"extra":1},"extra":{"z":1}}"#,
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","inputResponses":{"k":{"action":"cancel"}},"requestState":"s"}}"#,
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{},"name":"\u00e9"}}"#,
+            br#"{"jsonrpc":"2.0","id":-5,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+        ];
+        for line in lines {
+            let fast = serde_json::from_slice::<ToolsCall>(line)
+                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(line)))
+                .into_message();
+            let theirs = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line).unwrap();
+            let theirs: ClientJsonRpcMessage =
+                JsonRpcMessage::request(ClientRequest::from(theirs.request), theirs.id);
+            let (JsonRpcMessage::Request(a), JsonRpcMessage::Request(b)) = (&fast, &theirs) else {
+                panic!("not requests")
+            };
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&theirs).unwrap()
+            );
+            use rmcp::model::GetMeta;
+            assert_eq!(a.request.get_meta(), b.request.get_meta());
+            let (ClientRequest::CallToolRequest(a), ClientRequest::CallToolRequest(b)) =
+                (&a.request, &b.request)
+            else {
+                panic!("not tools/call")
+            };
+            assert_eq!(a.params, b.params);
+        }
+        // What it does not read, rmcp's derive does (or refuses) as before.
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#[..],
+            br#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+        ] {
+            assert!(serde_json::from_slice::<ToolsCall>(line).is_err());
+        }
+    }
+
+    #[test]
+    fn every_refusal_names_the_id_it_could_read() {
+        let cases: [(&[u8], serde_json::Value, i32); 7] = [
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":7,\"params\":{",
+                serde_json::Value::Null,
+                PARSE_ERROR,
+            ),
+            (b"[]", serde_json::Value::Null, INVALID_REQUEST),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}",
+                serde_json::Value::Null,
+                INVALID_REQUEST,
+            ),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x\",\"params\":{\"n\":1e400}}",
+                "a".into(),
+                PARSE_ERROR,
+            ),
+            (b"{\"jsonrpc\":\"2.0\",\"id\":4}", 4.into(), INVALID_REQUEST),
+            (
+                b"{\"jsonrpc\":\"2.0\",\"id\":{\"x\":1},\"method\":\"ping\"}",
+                serde_json::Value::Null,
+                INVALID_REQUEST,
+            ),
+            (b"true", serde_json::Value::Null, INVALID_REQUEST),
+        ];
+        for (line, id, code) in cases {
+            let answer = refusal(line);
+            assert_eq!(answer.get("id"), Some(&id), "{answer}");
+            assert_eq!(answer["error"]["code"], code, "{answer}");
+        }
+        assert!(matches!(
+            decode_line(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":5}"),
+            Decoded::Ignore
+        ));
+        assert!(matches!(decode_line(b"  \r"), Decoded::Ignore));
+    }
+}
