@@ -14,6 +14,8 @@ pub use roster::Roster;
 pub(crate) use roster::RosterParts;
 
 pub use client::{BundleClient, DialFactory, OwnedBundle};
-pub(crate) use erase::{RootPrompt, RootTool, SurfacePrompt, SurfaceTool};
+#[cfg(feature = "mcp")]
+pub(crate) use erase::{RootPrompt, SurfacePrompt};
+pub(crate) use erase::{RootTool, SurfaceTool};
 pub use member::{Member, Siblings};
 pub use root::{RootPrompts, RootTools};

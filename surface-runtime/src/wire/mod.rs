@@ -6,6 +6,8 @@
 //! newline-delimited JSON, bounded to [`MAX_FRAME`] bytes; see [`protocol`].
 
 mod client;
+mod connection;
+mod options;
 pub mod protocol;
 mod server;
 
@@ -13,8 +15,9 @@ pub use client::{
     CloseSignal, DialOptions, OwnedConnection, SocketDispatch, dial_child, dial_child_with, dial_unix_socket,
     dial_unix_socket_with,
 };
+pub use options::WireOptions;
 pub use protocol::{MAX_FRAME, Reach};
 pub use server::{
-    WireOptions, WireServer, serve_stdio_until, serve_streams, serve_streams_until, serve_streams_with,
-    serve_unix_socket, serve_unix_socket_with,
+    WireServer, serve_stdio_until, serve_streams, serve_streams_until, serve_streams_with, serve_unix_socket,
+    serve_unix_socket_with,
 };
