@@ -79,7 +79,9 @@ pub use generation::CompositionError;
 pub use http::{HttpOptions, HttpServer, HttpService};
 pub use results::{BRAND, branded, normalize};
 pub use task_sharing::{TASK_LEASE, TASK_ORDERS, TASK_ORDERS_POLL};
-pub use tasks::{MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings};
+pub use tasks::{
+    MAX_REMOTE_WATCHES, MAX_TASKS, MAX_TASKS_PER_SESSION, TASK_POLL_INTERVAL, TASK_TTL, TaskSettings,
+};
 
 /// The stdio transport's codec, for fuzzing, tests and the benchmarks: how a line is decoded
 /// (and what it is answered when it is no request), the bounds, and the transport itself, which

@@ -272,23 +272,9 @@ impl Serving<'_> {
         let run = Box::pin(call.scope(async move { run_tool(&generation, &target, input, stop).await }));
         let task: futures::future::BoxFuture<'static, super::tasks::Outcome> = match round.defer(run).await {
             Deferral::Ended(Err(super::asking::Halt::InputRequired(result))) => return Ok(result.into()),
-            // Refused in its first poll (a question the client cannot be asked): the task fails
-            // with the protocol's error, as it would have a moment later.
-            Deferral::Ended(Err(super::asking::Halt::Refused(error))) => {
-                Box::pin(std::future::ready(Err(error)))
-            }
-            // It answered in its first poll: a task all the same, already complete.
-            Deferral::Ended(Ok(answer)) => Box::pin(std::future::ready(Ok(super::tasks::outcome(answer)))),
-            Deferral::Handing(call, round) => Box::pin(async move {
-                match round.run(call).await {
-                    Ok(answer) => Ok(super::tasks::outcome(answer)),
-                    Err(super::asking::Halt::Refused(error)) => Err(error),
-                    Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
-                        branded("a task cannot end waiting for input"),
-                        None,
-                    )),
-                }
-            }),
+            // It answered (or was refused) in its first poll: a task all the same, already ended.
+            Deferral::Ended(end) => Box::pin(std::future::ready(task_outcome(end))),
+            Deferral::Handing(call, round) => Box::pin(async move { task_outcome(round.run(call).await) }),
         };
         let created = self
             .shared
@@ -414,4 +400,20 @@ pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
 /// The answer to a method the request's era does not have (as rmcp answers `ping` there).
 pub(crate) fn removed(method: impl Into<std::borrow::Cow<'static, str>>) -> ErrorData {
     ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None)
+}
+
+/// What a task ends with, from how its call ended: the tool's answer (a failure is an `isError`
+/// result), or the protocol's error when the call was refused (a question the client cannot be
+/// asked) — a task fails with it as the call would have.
+fn task_outcome(
+    end: Result<Result<crate::blocks::ToolOutput, Failure>, super::asking::Halt>,
+) -> super::tasks::Outcome {
+    match end {
+        Ok(answer) => Ok(super::tasks::outcome(answer)),
+        Err(super::asking::Halt::Refused(error)) => Err(error),
+        Err(super::asking::Halt::InputRequired(_)) => Err(ErrorData::internal_error(
+            branded("a task cannot end waiting for input"),
+            None,
+        )),
+    }
 }

@@ -20,16 +20,15 @@
 //! state changes; a listen on another instance naming it reads its mirrored state every
 //! [`TASK_ORDERS_POLL`] and hears each change of its status (and its end, `failed`, when the
 //! instance running it ended), so within that poll of the change.
+//!
+//! This file is the seam and what travels through it (a task's record, an order); the task
+//! table's side is in `tasks/`: `tasks/entry.rs` mirrors, `tasks/table.rs` follows the orders,
+//! `tasks/remote.rs` answers for the tasks other instances run.
 
-use super::results::branded;
-use super::tasks::{Entry, Tasks};
-use crate::sync::lock;
-use rmcp::ErrorData;
-use rmcp::model::{DetailedTask, TaskPayload};
+use rmcp::model::DetailedTask;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long an instance's lease on the tasks it runs lasts without renewal: a live task whose
@@ -81,18 +80,18 @@ pub trait TaskSharing: Send + Sync + std::fmt::Debug {
 
 /// A task's state as the backend keeps it.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Record {
+pub(crate) struct Record {
     /// The instance running it.
-    instance: String,
+    pub(crate) instance: String,
     /// Who created it (issuer, subject), when a face identified the caller.
-    owner: Option<(String, String)>,
-    task: DetailedTask,
+    pub(crate) owner: Option<(String, String)>,
+    pub(crate) task: DetailedTask,
 }
 
 /// A `tasks/update` or `tasks/cancel` handed to the instance running the task.
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "lowercase")]
-enum Order {
+pub(crate) enum Order {
     Update {
         task: String,
         responses: BTreeMap<String, Value>,
@@ -102,273 +101,13 @@ enum Order {
     },
 }
 
-/// The record of `entry`'s state `task`, as `instance` writes it.
-pub(crate) fn record(instance: &str, entry: &Entry, task: DetailedTask) -> String {
-    let owner = entry
-        .owner()
-        .map(|p| (p.issuer().to_owned(), p.subject().to_owned()));
+/// The record of state `task` of a task created by `owner`, as `instance` writes it.
+pub(crate) fn record(instance: &str, owner: Option<Arc<crate::Principal>>, task: DetailedTask) -> String {
+    let owner = owner.map(|p| (p.issuer().to_owned(), p.subject().to_owned()));
     serde_json::to_string(&Record {
         instance: instance.to_owned(),
         owner,
         task,
     })
     .unwrap_or_default()
-}
-
-fn unreachable(e: String) -> ErrorData {
-    ErrorData::internal_error(branded(&e), None)
-}
-
-/// A task another instance runs, as `caller` may see it.
-struct Remote {
-    version: u64,
-    record: Record,
-}
-
-impl Remote {
-    fn live(&self) -> bool {
-        !self.record.task.status().is_terminal()
-    }
-}
-
-async fn find(
-    sharing: &dyn TaskSharing,
-    id: &str,
-    caller: Option<&crate::Principal>,
-) -> Result<Remote, ErrorData> {
-    let unknown = || super::tasks::unknown(id);
-    let (version, raw) = sharing.load(id).await.map_err(unreachable)?.ok_or_else(unknown)?;
-    let record: Record = serde_json::from_str(&raw).map_err(|_| unknown())?;
-    let visible = match &record.owner {
-        None => true,
-        Some((issuer, subject)) => caller.is_some_and(|c| c.issuer() == issuer && c.subject() == subject),
-    };
-    if !visible {
-        return Err(unknown());
-    }
-    Ok(Remote { version, record })
-}
-
-/// Whether the instance running `remote` ended with it live; if so, writes it `failed` (unless
-/// someone wrote it meanwhile) and answers its state now.
-async fn orphaned(
-    sharing: &dyn TaskSharing,
-    id: &str,
-    remote: &Remote,
-) -> Result<Option<DetailedTask>, ErrorData> {
-    if !remote.live()
-        || sharing
-            .alive(&remote.record.instance)
-            .await
-            .map_err(unreachable)?
-    {
-        return Ok(None);
-    }
-    let mut task = remote.record.task.task.clone();
-    task.last_updated_at = rmcp::task_manager::current_timestamp();
-    let failed = DetailedTask::new(
-        task,
-        TaskPayload::Failed {
-            error: super::tasks::error_object(&ErrorData::internal_error(branded(INSTANCE_ENDED), None)),
-        },
-    );
-    let record = Record {
-        instance: remote.record.instance.clone(),
-        owner: remote.record.owner.clone(),
-        task: failed.clone(),
-    };
-    let body = serde_json::to_string(&record).unwrap_or_default();
-    let keep = remote
-        .record
-        .task
-        .task
-        .ttl_ms
-        .map_or(super::tasks::TASK_TTL, Duration::from_millis);
-    let stored = sharing
-        .save(id, remote.version + 1, true, body, keep)
-        .await
-        .map_err(unreachable)?;
-    if stored {
-        return Ok(Some(failed));
-    }
-    // Written meanwhile (by its instance, or another reader): that state is the answer.
-    let (_, raw) = sharing
-        .load(id)
-        .await
-        .map_err(unreachable)?
-        .ok_or_else(|| super::tasks::unknown(id))?;
-    let now: Record = serde_json::from_str(&raw).map_err(|_| super::tasks::unknown(id))?;
-    Ok(Some(now.task))
-}
-
-/// Hands `order` for task `id` to the instance running it, unless it ended.
-async fn hand_over(
-    sharing: &dyn TaskSharing,
-    id: &str,
-    caller: Option<&crate::Principal>,
-    order: Order,
-) -> Result<(), ErrorData> {
-    let remote = find(sharing, id, caller).await?;
-    if !remote.live() || orphaned(sharing, id, &remote).await?.is_some() {
-        return Ok(());
-    }
-    let order = serde_json::to_string(&order).unwrap_or_default();
-    sharing
-        .send(&remote.record.instance, order)
-        .await
-        .map_err(unreachable)
-}
-
-/// How many reads of a task followed for a listen may fail in a row (the store unreachable)
-/// before the listen stops following it: a lease's worth of polls.
-const REMOTE_WATCH_MISSES: u32 = (TASK_LEASE.as_millis() / TASK_ORDERS_POLL.as_millis()) as u32;
-
-impl Tasks {
-    /// Follows task `id`, run by another instance, for a listen on this one (`feed`): its state
-    /// now, then each change of its status, until it ends, the listen ends, or the task turns
-    /// out unknown to `caller`. Nothing without a backend.
-    pub(crate) fn watch_remote(
-        &self,
-        id: &str,
-        caller: Option<&crate::Principal>,
-        feed: &super::tasks::TaskFeed,
-    ) {
-        let Some(sharing) = self.sharing().cloned() else {
-            return;
-        };
-        let (id, caller, feed) = (id.to_owned(), caller.cloned(), feed.clone());
-        tokio::spawn(async move {
-            let mut heard = None;
-            let mut misses = 0;
-            while !feed.is_closed() {
-                let task = match find(sharing.as_ref(), &id, caller.as_ref()).await {
-                    Ok(remote) => match orphaned(sharing.as_ref(), &id, &remote).await {
-                        Ok(ended) => Some(ended.unwrap_or(remote.record.task)),
-                        Err(_) => None,
-                    },
-                    // Unknown (or another subject's): nothing to hear.
-                    Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS => return,
-                    Err(_) => None,
-                };
-                match task {
-                    Some(task) => {
-                        misses = 0;
-                        let status = task.status();
-                        if heard != Some(status) {
-                            // As for a local task: a listen that does not read does not hold
-                            // this up; a full stream hears it at the next poll.
-                            match feed.try_send(task) {
-                                Ok(()) => heard = Some(status),
-                                Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
-                                Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
-                            }
-                        }
-                        if status.is_terminal() {
-                            return;
-                        }
-                    }
-                    None if misses >= REMOTE_WATCH_MISSES => return,
-                    None => misses += 1,
-                }
-                tokio::time::sleep(TASK_ORDERS_POLL).await;
-            }
-        });
-    }
-
-    /// `tasks/get` by `caller`, wherever the task runs.
-    pub(crate) async fn get_anywhere(
-        &self,
-        id: &str,
-        caller: Option<&crate::Principal>,
-    ) -> Result<DetailedTask, ErrorData> {
-        let here = self.get(id, caller);
-        let Some(sharing) = self.sharing() else {
-            return here;
-        };
-        if here.is_ok() {
-            return here;
-        }
-        let remote = find(sharing.as_ref(), id, caller).await?;
-        match orphaned(sharing.as_ref(), id, &remote).await? {
-            Some(task) => Ok(task),
-            None => Ok(remote.record.task),
-        }
-    }
-
-    /// `tasks/update` by `caller`, wherever the task runs.
-    pub(crate) async fn update_anywhere(
-        &self,
-        id: &str,
-        caller: Option<&crate::Principal>,
-        responses: BTreeMap<String, Value>,
-    ) -> Result<(), ErrorData> {
-        match self.sharing() {
-            Some(sharing) if self.get(id, caller).is_err() => {
-                let order = Order::Update {
-                    task: id.to_owned(),
-                    responses,
-                };
-                hand_over(sharing.as_ref(), id, caller, order).await
-            }
-            _ => self.update(id, caller, responses),
-        }
-    }
-
-    /// `tasks/cancel` by `caller`, wherever the task runs.
-    pub(crate) async fn cancel_anywhere(
-        &self,
-        id: &str,
-        caller: Option<&crate::Principal>,
-    ) -> Result<(), ErrorData> {
-        match self.sharing() {
-            Some(sharing) if self.get(id, caller).is_err() => {
-                let order = Order::Cancel { task: id.to_owned() };
-                hand_over(sharing.as_ref(), id, caller, order).await
-            }
-            _ => self.cancel(id, caller),
-        }
-    }
-}
-
-/// Follows this instance's orders while it runs tasks: every [`TASK_ORDERS_POLL`], renews its
-/// lease, applies the `tasks/update` and `tasks/cancel` handed to it and writes again the states
-/// whose write failed; ends once no task of `table` is live and every state is stored (then
-/// clearing `running`, under the table's lock, so that the next task starts it again).
-pub(crate) async fn follow(
-    table: Weak<Mutex<HashMap<String, Arc<Entry>>>>,
-    sharing: Arc<dyn TaskSharing>,
-    running: Arc<std::sync::atomic::AtomicBool>,
-) {
-    loop {
-        tokio::time::sleep(TASK_ORDERS_POLL).await;
-        let orders = sharing.take().await.unwrap_or_default();
-        let Some(table) = table.upgrade() else {
-            return;
-        };
-        for order in orders {
-            let Ok(order) = serde_json::from_str::<Order>(&order) else {
-                continue;
-            };
-            let (id, cancel, responses) = match order {
-                Order::Update { task, responses } => (task, false, responses),
-                Order::Cancel { task } => (task, true, BTreeMap::new()),
-            };
-            // Who may is checked where the order was given.
-            let Some(entry) = lock(&table).get(&id).cloned() else {
-                continue;
-            };
-            if cancel {
-                entry.cancelled().cancel();
-            } else {
-                entry.answer(responses);
-            }
-        }
-        let table = lock(&table);
-        // A state whose write failed is written again (each one, so no short-circuit).
-        let unmirrored = table.values().filter(|e| e.unmirrored()).count();
-        if unmirrored == 0 && !table.values().any(|e| e.is_live()) {
-            running.store(false, Ordering::SeqCst);
-            return;
-        }
-    }
 }
