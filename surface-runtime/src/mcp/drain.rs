@@ -16,7 +16,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// `response`'s body, holding `flight` until it has been written whole (or dropped).
-pub(super) fn hold(response: super::http::Response, flight: Flight) -> super::http::Response {
+pub(super) fn hold(
+    response: super::http_response::Response,
+    flight: Flight,
+) -> super::http_response::Response {
     response.map(|body| {
         Held {
             body,

@@ -4,7 +4,7 @@
 //!
 //! What a token is worth is [`Auth`]'s to say (`crate::auth`); this module speaks HTTP.
 
-use super::http::{Response, jsonrpc_body};
+use super::http_response::{Response, jsonrpc_body};
 use super::http_sessions::{Owner, SessionSharing};
 use crate::Principal;
 use crate::auth::Auth;

@@ -36,7 +36,7 @@
 //! every second), and `notifications/cancelled` for a request answered here cancels it (its
 //! `POST` then ends with an empty event stream, as rmcp ends a cancelled request's stream).
 
-use super::http::{Response, jsonrpc_body};
+use super::http_response::{Response, jsonrpc_body};
 use super::served::Shared;
 use super::session::{Handler, Session, SessionState};
 use crate::sync::lock;
@@ -144,7 +144,7 @@ impl Direct {
     pub(crate) fn new(
         shared: Arc<Shared>,
         manager: Option<Arc<LocalSessionManager>>,
-        options: &super::HttpOptions,
+        options: &super::http_options::HttpOptions,
         config: &rmcp::transport::StreamableHttpServerConfig,
         stop: CancellationToken,
     ) -> Direct {

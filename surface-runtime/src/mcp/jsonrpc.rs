@@ -15,6 +15,11 @@ pub(crate) const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 pub(crate) const PARSE_ERROR: i32 = -32700;
 /// JSON-RPC's "Invalid Request": JSON, but not a JSON-RPC request.
 pub(crate) const INVALID_REQUEST: i32 = -32600;
+/// JSON-RPC's "Internal error".
+pub(crate) const INTERNAL_ERROR: i32 = -32603;
+/// JSON-RPC's implementation-defined server error (the range -32000 to -32099): the server
+/// cannot take the request now (busy, full, shutting down).
+pub(crate) const SERVER_ERROR: i32 = -32000;
 
 /// What one input line is, decided without any state: [`decode_line`]'s answer.
 #[allow(clippy::large_enum_variant)] // a transient return value

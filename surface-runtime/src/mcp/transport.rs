@@ -107,7 +107,7 @@ impl Default for Limits {
 pub const CLOSE_STALL: Duration = Duration::from_secs(30);
 /// JSON-RPC's implementation-defined server error: a request read past the in-flight bound
 /// only to reach the answers behind it.
-const SERVER_BUSY: i32 = -32000;
+const SERVER_BUSY: i32 = super::jsonrpc::SERVER_ERROR;
 
 /// One queued write: the bytes, and whether writing them gives a request permit back.
 struct Frame {
