@@ -19,20 +19,12 @@ import {
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { reporter } from './report.mjs';
+
+const report = reporter('ts');
+const check = report.check;
 
 const [OPS, BUNDLE] = process.argv.slice(2);
-let passed = 0;
-let failed = 0;
-
-function check(label, ok, detail = '') {
-  if (ok) {
-    passed++;
-    console.log(`PASS ts ${label}`);
-  } else {
-    failed++;
-    console.log(`FAIL ts ${label}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-  }
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -259,5 +251,5 @@ for (const [name, run] of [
     check(`${name} ran to the end`, false, String(e?.stack ?? e));
   }
 }
-console.log(`ts: ${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+console.log(`ts: ${report.passed} passed, ${report.failed} failed`);
+report.exit();

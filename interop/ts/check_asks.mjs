@@ -16,26 +16,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { reporter, said } from './report.mjs';
+
+const report = reporter('ts-asks');
+const check = report.check;
 
 const [SERVER] = process.argv.slice(2);
-let passed = 0;
-let failed = 0;
-
-function check(label, ok, detail = '') {
-  if (ok) {
-    passed++;
-    console.log(`PASS ts-asks ${label}`);
-  } else {
-    failed++;
-    console.log(`FAIL ts-asks ${label}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-  }
-}
-
-/** A tool's value (its structured `value`), else its text. */
-function said(result) {
-  if (result.structuredContent && 'value' in result.structuredContent) return result.structuredContent.value;
-  return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
-}
 
 const VALUES = { name: 'Ada', username: 'Ada', color: 'blue', ok: true, email: 'ada@example.com', context: 'tests' };
 
@@ -138,5 +124,5 @@ for (const sdk of ['v1', 'v2']) {
     check(`${sdk}/stdio session ran to the end`, false, String(e?.stack ?? e));
   }
 }
-console.log(`ts-asks: ${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+console.log(`ts-asks: ${report.passed} passed, ${report.failed} failed`);
+report.exit();

@@ -15,27 +15,13 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { reporter, said } from './report.mjs';
+
+const report = reporter('ts-url');
+const check = report.check;
 
 const [SERVER] = process.argv.slice(2);
 const PAGE = 'https://registry.example.com/sign-in?package=release&version=1.4.2';
-let passed = 0;
-let failed = 0;
-
-function check(label, ok, detail = '') {
-  if (ok) {
-    passed++;
-    console.log(`PASS ts-url ${label}`);
-  } else {
-    failed++;
-    console.log(`FAIL ts-url ${label}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-  }
-}
-
-/** A tool's value (its structured `value`), else its text. */
-function said(result) {
-  if (result.structuredContent && 'value' in result.structuredContent) return result.structuredContent.value;
-  return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
-}
 
 /** A client of `sdk` that accepts every elicitation, recording each (mode, url, id), and every
  * completion notification's id. */
@@ -119,5 +105,5 @@ for (const sdk of ['v1', 'v2']) {
     check(`${sdk}/stdio session ran to the end`, false, String(e?.stack ?? e));
   }
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+console.log(`${report.passed} passed, ${report.failed} failed`);
+report.exit();
