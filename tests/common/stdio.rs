@@ -6,20 +6,24 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-/// The ops binary, copied once per test process right after it is built: the target
-/// directory may be shared with other checkouts whose builds replace `examples/ops`.
+/// The ops binary, pinned once per test process right after it is built: the target
+/// directory may be shared with other checkouts whose builds replace `examples/ops`. Pinned by
+/// a hard link in the target's own scratch directory (no second copy on disk, gone with the
+/// target); copied only where a link cannot be made.
 pub fn ops() -> &'static std::path::Path {
-    static COPY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    COPY.get_or_init(|| {
+    static PINNED: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    PINNED.get_or_init(|| {
         let built = super::ops_binary();
-        // One copy per checkout and test binary, replaced by each run.
+        // One per checkout and test binary, replaced by each run.
         let test = std::env::current_exe().unwrap();
         let test = test.file_stem().unwrap().to_string_lossy();
         let checkout = env!("CARGO_MANIFEST_DIR").replace(['/', '\\'], "_");
-        let copy = std::env::temp_dir().join(format!("surface-ops{checkout}-{test}"));
-        let _ = std::fs::remove_file(&copy);
-        std::fs::copy(&built, &copy).expect("the ops binary copies");
-        copy
+        let pinned = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ops{checkout}-{test}"));
+        let _ = std::fs::remove_file(&pinned);
+        if std::fs::hard_link(&built, &pinned).is_err() {
+            std::fs::copy(&built, &pinned).expect("the ops binary copies");
+        }
+        pinned
     })
 }
 

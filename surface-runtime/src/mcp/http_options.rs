@@ -36,7 +36,7 @@ pub struct HttpOptions {
 
 impl HttpOptions {
     /// Serve at `addr` (a loopback address unless [`allow_remote`](Self::allow_remote)); port 0
-    /// picks a free port, which [`HttpServer::local_addr`] then reports.
+    /// picks a free port, which [`HttpServer::local_addr`](super::HttpServer::local_addr) then reports.
     pub fn new(addr: impl Into<SocketAddr>) -> Self {
         HttpOptions {
             addr: addr.into(),
@@ -189,7 +189,7 @@ impl HttpOptions {
     /// ([`crate::drain::DEFAULT_DRAIN_TIMEOUT`]).
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = crate::drain::DEFAULT_DRAIN_TIMEOUT;
 
-    /// How long a graceful shutdown ([`HttpServer::shutdown`], [`HttpService::shutdown`])
+    /// How long a graceful shutdown ([`HttpServer::shutdown`](super::HttpServer::shutdown), [`HttpService::shutdown`](super::HttpService::shutdown))
     /// waits for the calls in flight to be answered (default
     /// [`DEFAULT_DRAIN_TIMEOUT`](Self::DEFAULT_DRAIN_TIMEOUT)). Meanwhile new requests answer
     /// `503`; after it, every session and stream ends whether or not its calls were answered.

@@ -205,9 +205,9 @@ impl ServedMcp {
     /// started with -32000 (the server is shutting down), answers every call in flight, ends
     /// its `subscriptions/listen` streams with their final result, flushes its output and
     /// ends — so `serve_stdio` returns. The wait for the calls in flight is bounded by
-    /// [`McpServer::drain_timeout`] (10 s by default); past it, what still runs is cancelled.
+    /// [`McpServer::drain_timeout`](super::McpServer::drain_timeout) (10 s by default); past it, what still runs is cancelled.
     /// A connection opened after this is shut down as soon as it opens. Streamable HTTP
-    /// shuts down with [`HttpServer::shutdown`] / [`HttpService::shutdown`].
+    /// shuts down with [`HttpServer::shutdown`](super::HttpServer::shutdown) / [`HttpService::shutdown`](super::HttpService::shutdown).
     ///
     /// ```no_run
     /// # async fn run(served: surface_runtime::mcp::ServedMcp) -> Result<(), surface_runtime::mcp::ServeError> {

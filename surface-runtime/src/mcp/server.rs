@@ -42,7 +42,7 @@ impl McpServer {
     }
 
     /// How many URIs one session may watch at once, legacy `resources/subscribe` and the URIs
-    /// of its `subscriptions/listen` streams together (default [`MAX_SUBSCRIPTIONS`]). One
+    /// of its `subscriptions/listen` streams together (default [`MAX_SUBSCRIPTIONS`](super::MAX_SUBSCRIPTIONS)). One
     /// more is refused with -32600 and a sentence naming the limit; re-subscribing a URI the
     /// session already holds costs nothing.
     pub fn max_subscriptions(mut self, limit: usize) -> Self {
@@ -51,7 +51,7 @@ impl McpServer {
     }
 
     /// How many requests one connection over stdio (or [`ServedMcp::serve`]) may have in
-    /// flight — read, answer not yet written (default [`MAX_IN_FLIGHT`], at least 1). At the
+    /// flight — read, answer not yet written (default [`MAX_IN_FLIGHT`](super::MAX_IN_FLIGHT), at least 1). At the
     /// bound the connection's input is not read until an answer is *written*, so a client that
     /// sends without reading cannot make the server buffer answers; an open
     /// `subscriptions/listen` stream holds one until it ends. Over Streamable HTTP each request
@@ -69,7 +69,7 @@ impl McpServer {
     }
 
     /// The longest line, in bytes, one connection over stdio (or [`ServedMcp::serve`]) reads
-    /// (default [`MAX_LINE`], 16 MiB). A longer line is answered `-32600` ("the line is longer
+    /// (default [`MAX_LINE`](super::MAX_LINE), 16 MiB). A longer line is answered `-32600` ("the line is longer
     /// than N bytes", with the request's `id` when it came before the cut) and skipped; the
     /// connection goes on. Over Streamable HTTP the same bound is `HttpOptions::max_body`.
     ///
@@ -85,7 +85,7 @@ impl McpServer {
 
     /// How long, once a connection's input has ended (stdin EOF), the server keeps writing
     /// the answers still queued to a reader that has stopped reading (default
-    /// [`CLOSE_STALL`], 30 s). A reader that reads, however slowly, gets every answer whole:
+    /// [`CLOSE_STALL`](super::CLOSE_STALL), 30 s). A reader that reads, however slowly, gets every answer whole:
     /// only a writer that makes no progress for this long is abandoned.
     ///
     /// ```
@@ -116,7 +116,7 @@ impl McpServer {
     }
 
     /// Leaves one structured `tracing` event per call of a mutating tool, on every transport
-    /// (default [`Audit::Off`]): at `info`, target [`AUDIT_TARGET`] (`surface::audit`), with
+    /// (default [`Audit::Off`]): at `info`, target [`AUDIT_TARGET`](super::AUDIT_TARGET) (`surface::audit`), with
     /// fields `subject` (the caller's, `-` when the transport identifies nobody), `issuer`,
     /// `tool`, `outcome` (`ok`, `failed: <why>`, `interrupted`) and `duration_ms`; `arguments`
     /// (JSON) only with [`Audit::MutationsWithArguments`]. The library installs no subscriber:
@@ -132,7 +132,7 @@ impl McpServer {
     }
 
     /// How long a call waits for the host's answer to one ask it sends a legacy session
-    /// (`ctx.elicit`, `ctx.sample`, `ctx.roots`; default [`ASK_TIMEOUT`], 5 minutes). Past it
+    /// (`ctx.elicit`, `ctx.sample`, `ctx.roots`; default [`ASK_TIMEOUT`](super::ASK_TIMEOUT), 5 minutes). Past it
     /// the host is sent `notifications/cancelled` for the ask and the call's ask fails with
     /// `AskError::Failed` ("no answer within N s"), so the call ends. An answer that cannot be
     /// read (a malformed error, say) fails the ask at once, with `AskError::Failed`. (A

@@ -1,133 +1,25 @@
-//! Dialing a served surface: the socket dispatch behind a typed client, and the owned
-//! connection (`client`, `dispose`, `on_close`) a face holds.
+//! A dialled connection: the socket dispatch behind a typed client (requests multiplexed by id,
+//! watches and progress as frames), and the owned connection (`client`, `dispose`,
+//! `on_close`) a face holds. `dial.rs` opens one.
 
-use super::protocol::{
-    Hello, MAX_FRAME, Progress, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION,
-};
-use crate::batch::{BATCH, write_batches};
+use super::protocol::{MAX_FRAME, Progress, Reach, Reply, Request, RequestFrame};
 use crate::context::ToolContext;
 use crate::dispatch::Dispatch;
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
 use crate::spec::SurfaceSpec;
-use crate::surface::{Surface, SurfaceClient};
 use crate::sync::lock;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::codec::{FramedRead, LinesCodec};
 
-/// How a dial waits: for the greeting, and for each answer.
-///
-/// ```
-/// use std::time::Duration;
-/// use surface_runtime::wire::DialOptions;
-/// let options = DialOptions::default().call_timeout(Duration::from_secs(5));
-/// assert_eq!(options.get_call_timeout(), Duration::from_secs(5));
-/// assert_eq!(DialOptions::default().get_call_timeout(), DialOptions::DEFAULT_CALL_TIMEOUT);
-/// ```
-#[derive(Clone, Debug)]
-#[must_use = "hand the options to `dial_unix_socket_with` or `dial_child_with`"]
-pub struct DialOptions {
-    greeting_timeout: Duration,
-    call_timeout: Duration,
-    watch_buffer: usize,
-    scopes: Option<Vec<String>>,
-}
-
-impl Default for DialOptions {
-    fn default() -> Self {
-        DialOptions {
-            greeting_timeout: Self::DEFAULT_GREETING_TIMEOUT,
-            call_timeout: Self::DEFAULT_CALL_TIMEOUT,
-            watch_buffer: Self::DEFAULT_WATCH_BUFFER,
-            scopes: None,
-        }
-    }
-}
-
-impl DialOptions {
-    /// Default of [`greeting_timeout`](Self::greeting_timeout): 10 s.
-    pub const DEFAULT_GREETING_TIMEOUT: Duration = Duration::from_secs(10);
-    /// Default of [`call_timeout`](Self::call_timeout): 30 s.
-    pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
-    /// Default of [`watch_buffer`](Self::watch_buffer): 256 changes, as a served member's own
-    /// feed keeps.
-    pub const DEFAULT_WATCH_BUFFER: usize = 256;
-
-    /// How many changes of one watch wait for a consumer that has not read them (default
-    /// [`DEFAULT_WATCH_BUFFER`](Self::DEFAULT_WATCH_BUFFER), at least 1). Past that, changes
-    /// are dropped and counted, and once the consumer has read what was buffered it gets one
-    /// [`Change::Lagged`] with the count — re-read the member — as a local feed does.
-    pub fn watch_buffer(mut self, n: usize) -> Self {
-        self.watch_buffer = n.max(1);
-        self
-    }
-
-    /// How long a dial waits for the served side's greeting (default
-    /// [`DEFAULT_GREETING_TIMEOUT`](Self::DEFAULT_GREETING_TIMEOUT)).
-    pub fn greeting_timeout(mut self, timeout: Duration) -> Self {
-        self.greeting_timeout = timeout;
-        self
-    }
-
-    /// How long a request (a read, a call, the opening of a watch) waits for its answer
-    /// (default [`DEFAULT_CALL_TIMEOUT`](Self::DEFAULT_CALL_TIMEOUT)); then it fails with
-    /// [`FailureKind::TimedOut`], its outcome unknown. A call's progress restarts it: a
-    /// procedure that keeps reporting (`ctx.progress`) waits as long as it reports. An open
-    /// watch's changes have no timeout.
-    pub fn call_timeout(mut self, timeout: Duration) -> Self {
-        self.call_timeout = timeout;
-        self
-    }
-
-    /// Dials with these scopes only (wire strings, e.g. `ops.read`): once greeted, the
-    /// connection gives up every other scope its uid was granted, so the served side answers
-    /// anything outside them as if it did not exist. A connection can only narrow: a scope its
-    /// uid was not granted stays out of reach. Default: every scope the uid holds.
-    ///
-    /// ```
-    /// use surface_runtime::wire::DialOptions;
-    /// let options = DialOptions::default().scopes(["ops.read"]);
-    /// assert_eq!(options.get_scopes(), Some(&["ops.read".to_owned()][..]));
-    /// ```
-    pub fn scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
-        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// See [`call_timeout`](Self::call_timeout).
-    pub fn get_call_timeout(&self) -> Duration {
-        self.call_timeout
-    }
-
-    /// See [`scopes`](Self::scopes).
-    pub fn get_scopes(&self) -> Option<&[String]> {
-        self.scopes.as_deref()
-    }
-}
-
-/// How many progress frames of one call wait for its caller; past that, they are dropped.
-const PROGRESS_BUFFER: usize = 16;
-
-/// `1.5 s`, `30 s`, `250 ms`: a timeout as a sentence says it.
-fn spoken(d: Duration) -> String {
-    if d.as_millis().is_multiple_of(1000) {
-        format!("{} s", d.as_secs())
-    } else if d >= Duration::from_secs(1) {
-        format!("{:.1} s", d.as_secs_f64())
-    } else {
-        format!("{} ms", d.as_millis())
-    }
-}
+use super::dial_options::{PROGRESS_BUFFER, spoken};
 
 /// The signal a dialled connection fires when its transport drops (defined beside
 /// [`Dispatch`], which the MCP face needs without the wire face).
@@ -138,15 +30,15 @@ pub use crate::dispatch::CloseSignal;
 pub struct OwnedConnection<C> {
     /// The typed client over the connection.
     pub client: C,
-    dispose: Box<dyn FnOnce() + Send + Sync>,
-    closed: CloseSignal,
-    dispatch: Arc<SocketDispatch>,
+    pub(super) dispose: Box<dyn FnOnce() + Send + Sync>,
+    pub(super) closed: CloseSignal,
+    pub(super) dispatch: Arc<SocketDispatch>,
 }
 
 impl<C> OwnedConnection<C> {
     /// Who the served side says this connection is, and what it reaches (the `list` frame):
     /// on a unix socket with grants, the uid's scopes, narrowed by
-    /// [`DialOptions::scopes`]. A face in front of the connection (a bridge) shows no more.
+    /// [`DialOptions::scopes`](super::DialOptions::scopes). A face in front of the connection (a bridge) shows no more.
     ///
     /// ```no_run
     /// # async fn f<S: surface_runtime::Surface>() -> Result<(), surface_runtime::Failure> {
@@ -185,26 +77,26 @@ impl<C> fmt::Debug for OwnedConnection<C> {
     }
 }
 
-fn transport(outcome_unknown: bool, message: impl Into<String>) -> Failure {
+pub(super) fn transport(outcome_unknown: bool, message: impl Into<String>) -> Failure {
     Failure::new(FailureKind::Transport { outcome_unknown }, message)
 }
 
-struct Inner {
-    spec: &'static SurfaceSpec,
-    lines: mpsc::UnboundedSender<String>,
-    next_id: AtomicU64,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
-    watches: Mutex<HashMap<u64, Feed>>,
+pub(super) struct Inner {
+    pub(super) spec: &'static SurfaceSpec,
+    pub(super) lines: mpsc::UnboundedSender<String>,
+    pub(super) next_id: AtomicU64,
+    pub(super) pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    pub(super) watches: Mutex<HashMap<u64, Feed>>,
     /// Where each running call's progress frames go (to the caller's [`ToolContext`]).
-    progress: Mutex<HashMap<u64, mpsc::Sender<Progress>>>,
-    watch_buffer: usize,
-    closed: CloseSignal,
-    call_timeout: Duration,
+    pub(super) progress: Mutex<HashMap<u64, mpsc::Sender<Progress>>>,
+    pub(super) watch_buffer: usize,
+    pub(super) closed: CloseSignal,
+    pub(super) call_timeout: Duration,
 }
 
 /// A [`Dispatch`] over a wire connection: requests multiplexed by id, watches as frames.
 pub struct SocketDispatch {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 impl SocketDispatch {
@@ -305,7 +197,7 @@ impl SocketDispatch {
         }
     }
 
-    async fn request(&self, request: Request) -> Result<Value, Failure> {
+    pub(super) async fn request(&self, request: Request) -> Result<Value, Failure> {
         let (id, rx) = self.send(request)?;
         self.answered(self.answer(id, rx).await?)
     }
@@ -440,9 +332,9 @@ impl Dispatch for SocketDispatch {
 }
 
 /// The local end of one watch: a bounded buffer, and how many changes it had no room for.
-struct Feed {
-    tx: mpsc::Sender<Change>,
-    missed: Arc<AtomicU64>,
+pub(super) struct Feed {
+    pub(super) tx: mpsc::Sender<Change>,
+    pub(super) missed: Arc<AtomicU64>,
 }
 
 impl Feed {
@@ -450,7 +342,7 @@ impl Feed {
     /// then it is counted instead (and so is every change until the consumer has drained the
     /// buffer and been told, with one [`Change::Lagged`], to re-read). Never blocks the
     /// connection's reader, which answers every other request too.
-    fn offer(&self, change: Change) {
+    pub(super) fn offer(&self, change: Change) {
         let full = self.missed.load(Ordering::Acquire) > 0
             || matches!(self.tx.try_send(change), Err(mpsc::error::TrySendError::Full(_)));
         if full {
@@ -480,242 +372,4 @@ impl Drop for Unwatch {
                 .send(serde_json::to_string(&frame).expect("requests serialize"));
         }
     }
-}
-
-/// Opens a connection to a served `S` over `reader`/`writer`: waits for the greeting and
-/// checks it names `S`. The returned signal fires when the transport goes away.
-async fn connect<S, R, W>(
-    reader: R,
-    writer: W,
-    options: &DialOptions,
-) -> Result<(SocketDispatch, CloseSignal), Failure>
-where
-    S: Surface,
-    R: AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    let closed = CloseSignal::new();
-    let (lines_tx, mut lines_rx) = mpsc::unbounded_channel::<String>();
-    let writer_closed = closed.clone();
-    tokio::spawn(async move {
-        let (mut writer, mut nothing) = (writer, ());
-        let line = |line: String, batch: &mut Vec<u8>| {
-            batch.extend_from_slice(line.as_bytes());
-            batch.push(b'\n');
-            0
-        };
-        tokio::select! {
-            wrote = write_batches(&mut lines_rx, &mut writer, BATCH, line, &mut nothing) => {
-                if wrote.is_err() {
-                    writer_closed.close();
-                }
-            }
-            _ = writer_closed.closed() => {}
-        }
-    });
-    let inner = Arc::new(Inner {
-        spec: &S::SPEC,
-        lines: lines_tx,
-        next_id: AtomicU64::new(1),
-        pending: Mutex::new(HashMap::new()),
-        watches: Mutex::new(HashMap::new()),
-        progress: Mutex::new(HashMap::new()),
-        closed: closed.clone(),
-        call_timeout: options.call_timeout,
-        watch_buffer: options.watch_buffer,
-    });
-    let mut frames = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
-    let greeting = tokio::time::timeout(options.greeting_timeout, frames.next()).await;
-    let hello: Hello = match greeting {
-        Ok(Some(Ok(line))) => match serde_json::from_str::<ReplyFrame>(&line) {
-            Ok(ReplyFrame {
-                id: 0,
-                reply: Reply::Ok(v),
-            }) => serde_json::from_value(v)
-                .map_err(|e| transport(false, format!("the served side's greeting did not decode: {e}")))?,
-            // Refused in place of the greeting (a uid the daemon does not grant): its sentence.
-            Ok(ReplyFrame {
-                id: 0,
-                reply: Reply::Err(refusal),
-            }) => {
-                closed.close();
-                return Err(refusal);
-            }
-            _ => {
-                return Err(transport(
-                    false,
-                    format!("the served side did not greet: {line:?}"),
-                ));
-            }
-        },
-        Ok(_) => {
-            return Err(transport(
-                false,
-                "the served side closed the connection before greeting",
-            ));
-        }
-        Err(_) => {
-            closed.close();
-            return Err(transport(
-                false,
-                format!(
-                    "the served side did not greet within {}",
-                    spoken(options.greeting_timeout)
-                ),
-            ));
-        }
-    };
-    if hello.surface != S::NAME || hello.wire != WIRE_VERSION {
-        closed.close();
-        return Err(transport(
-            false,
-            format!(
-                "the served side is {} (wire {}), not {} (wire {WIRE_VERSION})",
-                hello.surface,
-                hello.wire,
-                S::NAME
-            ),
-        ));
-    }
-    let reader_inner = inner.clone();
-    tokio::spawn(async move {
-        while let Some(Ok(line)) = frames.next().await {
-            let Ok(frame) = serde_json::from_str::<ReplyFrame>(&line) else {
-                continue;
-            };
-            match frame.reply {
-                Reply::Change(c) => {
-                    let watches = lock(&reader_inner.watches);
-                    if let Some(feed) = watches.get(&frame.id) {
-                        feed.offer(c);
-                    }
-                }
-                Reply::Progress(p) => {
-                    // Advisory: a caller that has not taken the last few misses the next.
-                    if let Some(tx) = lock(&reader_inner.progress).get(&frame.id) {
-                        let _ = tx.try_send(p);
-                    }
-                }
-                reply => {
-                    let waiter = lock(&reader_inner.pending).remove(&frame.id);
-                    match waiter {
-                        Some(tx) => {
-                            let _ = tx.send(reply);
-                        }
-                        // An open watch's final frame (the server shutting down): it ends.
-                        None => {
-                            lock(&reader_inner.watches).remove(&frame.id);
-                        }
-                    }
-                }
-            }
-        }
-        // The transport is gone: every waiter learns its outcome is unknown, every watch ends.
-        reader_inner.closed.close();
-        lock(&reader_inner.pending).clear();
-        lock(&reader_inner.watches).clear();
-        lock(&reader_inner.progress).clear();
-    });
-    let dispatch = SocketDispatch { inner };
-    if let Some(scopes) = &options.scopes {
-        let narrowed = dispatch
-            .request(Request::Narrow {
-                scopes: scopes.clone(),
-            })
-            .await;
-        if let Err(f) = narrowed {
-            closed.close();
-            return Err(f);
-        }
-    }
-    Ok((dispatch, closed))
-}
-
-/// Dials a surface served on a unix socket ([`super::serve_unix_socket`]).
-///
-/// ```no_run
-/// # async fn f<S: surface_runtime::Surface>() -> Result<(), surface_runtime::Failure> {
-/// let connection = surface_runtime::wire::dial_unix_socket::<S>("/tmp/ops.sock").await?;
-/// let on_close = connection.on_close();
-/// # Ok(()) }
-/// ```
-pub async fn dial_unix_socket<S: Surface>(
-    path: impl AsRef<Path>,
-) -> Result<OwnedConnection<S::Client>, Failure> {
-    dial_unix_socket_with::<S>(path, &DialOptions::default()).await
-}
-
-/// [`dial_unix_socket`] with explicit timeouts.
-///
-/// ```no_run
-/// # async fn f<S: surface_runtime::Surface>() -> Result<(), surface_runtime::Failure> {
-/// use surface_runtime::wire::{DialOptions, dial_unix_socket_with};
-/// let options = DialOptions::default().call_timeout(std::time::Duration::from_secs(5));
-/// let connection = dial_unix_socket_with::<S>("/tmp/ops.sock", &options).await?;
-/// # Ok(()) }
-/// ```
-pub async fn dial_unix_socket_with<S: Surface>(
-    path: impl AsRef<Path>,
-    options: &DialOptions,
-) -> Result<OwnedConnection<S::Client>, Failure> {
-    let path = path.as_ref();
-    let stream = tokio::net::UnixStream::connect(path)
-        .await
-        .map_err(|e| transport(false, format!("could not dial {}: {e}", path.display())))?;
-    let (r, w) = stream.into_split();
-    let (dispatch, closed) = connect::<S, _, _>(r, w, options).await?;
-    let signal = closed.clone();
-    let dispatch = Arc::new(dispatch);
-    Ok(OwnedConnection {
-        client: S::Client::from_dispatch(dispatch.clone()),
-        dispose: Box::new(move || signal.close()),
-        closed,
-        dispatch,
-    })
-}
-
-/// Spawns `command` (e.g. `ssh host app serve`) and dials the surface it serves on its stdio.
-/// Disposing the connection kills the child.
-pub async fn dial_child<S: Surface>(
-    command: tokio::process::Command,
-) -> Result<OwnedConnection<S::Client>, Failure> {
-    dial_child_with::<S>(command, &DialOptions::default()).await
-}
-
-/// [`dial_child`] with explicit timeouts.
-pub async fn dial_child_with<S: Surface>(
-    mut command: tokio::process::Command,
-    options: &DialOptions,
-) -> Result<OwnedConnection<S::Client>, Failure> {
-    let mut child = command
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| transport(false, format!("could not start the served process: {e}")))?;
-    let stdin = child.stdin.take().expect("piped");
-    let stdout = child.stdout.take().expect("piped");
-    let (dispatch, closed) = connect::<S, _, _>(stdout, stdin, options).await?;
-    let child = Arc::new(Mutex::new(Some(child)));
-    let reaper = child.clone();
-    let exit = closed.clone();
-    tokio::spawn(async move {
-        exit.closed().await;
-        if let Some(mut c) = lock(&reaper).take() {
-            let _ = c.start_kill();
-        }
-    });
-    let signal = closed.clone();
-    let dispatch = Arc::new(dispatch);
-    Ok(OwnedConnection {
-        client: S::Client::from_dispatch(dispatch.clone()),
-        dispose: Box::new(move || {
-            signal.close();
-            if let Some(mut c) = lock(&child).take() {
-                let _ = c.start_kill();
-            }
-        }),
-        closed,
-        dispatch,
-    })
 }

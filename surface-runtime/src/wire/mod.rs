@@ -7,14 +7,15 @@
 
 mod client;
 mod connection;
+mod dial;
+mod dial_options;
 mod options;
 pub mod protocol;
 mod server;
 
-pub use client::{
-    CloseSignal, DialOptions, OwnedConnection, SocketDispatch, dial_child, dial_child_with, dial_unix_socket,
-    dial_unix_socket_with,
-};
+pub use client::{CloseSignal, OwnedConnection, SocketDispatch};
+pub use dial::{dial_child, dial_child_with, dial_unix_socket, dial_unix_socket_with};
+pub use dial_options::DialOptions;
 pub use options::WireOptions;
 pub use protocol::{MAX_FRAME, Reach};
 pub use server::{
