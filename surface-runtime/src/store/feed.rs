@@ -3,8 +3,10 @@
 //! one `Lagged` (changes may have been missed), and each stream's delivery mark moves to its
 //! last stored entry.
 
+use super::log_followers;
 use super::remote::last_entry;
-use super::{Inner, OP_TIMEOUT};
+use super::round_trip::OP_TIMEOUT;
+use super::shared::Inner;
 use crate::member::Change;
 use crate::spec::MemberKind;
 use futures::StreamExt;
@@ -32,7 +34,7 @@ struct Published {
 /// change made after `connect` returns is missed), or why it could not be.
 pub(super) fn start(clients: Vec<redis::Client>, inner: &Arc<Inner>) -> Result<(), String> {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    inner.handle.spawn(follow(
+    inner.handle().spawn(follow(
         clients,
         Arc::downgrade(inner),
         inner.channel().to_owned(),
@@ -142,7 +144,7 @@ fn deliver(inner: &Inner, payload: &[u8]) {
 async fn resync(inner: &Inner) {
     let mut con = inner.con();
     for (name, followers) in inner.logs() {
-        match super::log::missed(&mut con, &followers).await {
+        match log_followers::missed(&mut con, &followers).await {
             Ok(entries) => entries
                 .into_iter()
                 .for_each(|(generation, entry)| followers.deliver(generation, entry)),

@@ -6,12 +6,13 @@
 //! the first), the same on every instance. After a feed reconnection, the entries appended
 //! meanwhile are read from Redis and handed on in order, so a follower never misses one.
 
-use super::{Inner, StoreError};
-use crate::sync::lock;
+use super::error::StoreError;
+use super::layout;
+use super::log_followers::{Followers, LogEntries};
+use super::shared::Inner;
 use redis::Script;
 use serde_json::Value;
-use std::sync::{Arc, LazyLock, Mutex};
-use tokio::sync::broadcast;
+use std::sync::{Arc, LazyLock};
 
 /// Appends ARGV[1] to the list KEYS[1] and publishes it with its generation.
 static APPEND: LazyLock<Script> = LazyLock::new(|| {
@@ -21,32 +22,6 @@ static APPEND: LazyLock<Script> = LazyLock::new(|| {
          return n",
     )
 });
-
-/// What this instance holds of one log: the last generation handed on, and the followers.
-pub(crate) struct Followers {
-    pub(crate) key: String,
-    mark: Mutex<u64>,
-    sender: broadcast::Sender<(u64, Value)>,
-}
-
-impl Followers {
-    /// Hands on `entry` at `generation` unless it was handed on already.
-    pub(crate) fn deliver(&self, generation: u64, entry: Value) {
-        let mut mark = lock(&self.mark);
-        if generation <= *mark {
-            return;
-        }
-        *mark = generation;
-        let _ = self.sender.send((generation, entry));
-    }
-
-    pub(crate) fn mark(&self) -> u64 {
-        *lock(&self.mark)
-    }
-}
-
-/// A receiver of a log's later entries: `(generation, entry)`.
-pub type LogEntries = broadcast::Receiver<(u64, Value)>;
 
 /// A shared log in the store (see the module docs). Cheap to clone.
 #[derive(Clone)]
@@ -66,14 +41,8 @@ impl std::fmt::Debug for SharedLog {
 
 impl SharedLog {
     pub(super) fn open(store: Arc<Inner>, name: &str) -> Result<SharedLog, StoreError> {
-        let key = format!("{}:log:{name}", store.prefix());
-        let followers = store.log_followers(name, || {
-            Arc::new(Followers {
-                key: key.clone(),
-                mark: Mutex::new(0),
-                sender: broadcast::channel(256).0,
-            })
-        });
+        let key = layout::log(store.prefix(), name);
+        let followers = store.log_followers(name, || Arc::new(Followers::new(key)));
         let log = SharedLog {
             store,
             name: name.to_owned(),
@@ -85,9 +54,7 @@ impl SharedLog {
         let len: u64 = log
             .store
             .wait(async move { redis::cmd("LLEN").arg(key).query_async(&mut con).await })?;
-        let mut mark = lock(&log.followers.mark);
-        *mark = (*mark).max(len);
-        drop(mark);
+        log.followers.reached(len);
         Ok(log)
     }
 
@@ -110,10 +77,7 @@ impl SharedLog {
     /// Every entry so far, oldest first, and a receiver of `(generation, entry)` for each later
     /// one — taken together, so none is missed or seen twice.
     pub fn follow(&self) -> Result<(Vec<Value>, LogEntries), StoreError> {
-        let (upto, receiver) = {
-            let mark = lock(&self.followers.mark);
-            (*mark, self.followers.sender.subscribe())
-        };
+        let (upto, receiver) = self.followers.subscribe();
         if upto == 0 {
             return Ok((Vec::new(), receiver));
         }
@@ -133,23 +97,4 @@ impl SharedLog {
             .collect();
         Ok((history, receiver))
     }
-}
-
-/// The entries of `followers`' log after its mark, read from Redis (after a reconnection).
-pub(crate) async fn missed(
-    con: &mut super::counted::Counted,
-    followers: &Followers,
-) -> redis::RedisResult<Vec<(u64, Value)>> {
-    let from = followers.mark();
-    let stored: Vec<String> = redis::cmd("LRANGE")
-        .arg(&followers.key)
-        .arg(from as i64)
-        .arg(-1)
-        .query_async(con)
-        .await?;
-    Ok(stored
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((from + 1 + i as u64, serde_json::from_str(s).ok()?)))
-        .collect())
 }

@@ -5,109 +5,20 @@
 //! call fails with (the core records it against the call), so a member can fall back to the
 //! value it last heard and carry on.
 
-use super::{Inner, OP_TIMEOUT};
+use super::counted::Counted;
+use super::layout;
+use super::round_trip::OP_TIMEOUT;
+use super::scripts::{HDEL, HSET, INCR, READ, SEED, SET, SWAP, XADD};
+use super::shared::Inner;
 use crate::member::Change;
 use crate::member::backing::{self, Backed, Backing, Entries, Swapped, Turn, Unanswered};
 use crate::spec::MemberKind;
 use crate::sync::lock;
 use redis::Script;
 use std::fmt;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
-
-/// Sets a cell to ARGV[1] at the version ARGV[2], and publishes its change, in one step.
-static SET: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "redis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[2]) \
-         redis.call('PUBLISH', ARGV[3], ARGV[4]) return 1",
-    )
-});
-
-/// Sets the hash field ARGV[1] to ARGV[2] at the version ARGV[3] and publishes its change;
-/// answers the value it replaced.
-static HSET: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
-         redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) \
-         redis.call('PUBLISH', ARGV[4], ARGV[5]) return old",
-    )
-});
-
-/// Deletes a hash field (and its version) and, if it was there, publishes its removal; answers
-/// what it deleted.
-static HDEL: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "local old = redis.call('HGET', KEYS[1], ARGV[1]) \
-         if old then redis.call('HDEL', KEYS[1], ARGV[1]) redis.call('HDEL', KEYS[2], ARGV[1]) \
-           redis.call('PUBLISH', ARGV[2], ARGV[3]) end \
-         return old",
-    )
-});
-
-/// Reads a value (the hash field ARGV[1] when not empty) with its version (`''` for a value
-/// seeded and never written since): `{version, value}`.
-static READ: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "if ARGV[1] == '' then \
-           return {redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[1])} end \
-         return {redis.call('HGET', KEYS[2], ARGV[1]) or '', redis.call('HGET', KEYS[1], ARGV[1])}",
-    )
-});
-
-/// Compare-and-set: if the value's version (the hash field ARGV[1]'s, when not empty, while it
-/// exists) is still ARGV[2], writes ARGV[4] at the version ARGV[3] and publishes ARGV[6] on
-/// ARGV[5]: `{1, '', false}`; otherwise writes nothing and answers `{0, version, value}`, what is stored
-/// now, so a retry needs no read of its own. Versions are unique (the writer's instance and a
-/// count), so a swap never mistakes another write, or a value removed and written again, for
-/// the one it saw — and a swap may build on one still in flight: it succeeds only if that one
-/// did.
-static SWAP: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "local f = ARGV[1] local v \
-         if f == '' then v = redis.call('GET', KEYS[2]) else v = redis.call('HGET', KEYS[2], f) end \
-         v = v or '' \
-         if v == ARGV[2] then \
-           if f == '' then redis.call('SET', KEYS[1], ARGV[4]) redis.call('SET', KEYS[2], ARGV[3]) \
-           elseif redis.call('HEXISTS', KEYS[1], f) == 1 then \
-             redis.call('HSET', KEYS[1], f, ARGV[4]) redis.call('HSET', KEYS[2], f, ARGV[3]) \
-           else return {0, '', false} end \
-           redis.call('PUBLISH', ARGV[5], ARGV[6]) return {1, '', false} end \
-         if f == '' then return {0, v, redis.call('GET', KEYS[1])} end \
-         return {0, v, redis.call('HGET', KEYS[1], f)}",
-    )
-});
-
-/// Appends a chunk to a stream trimmed to ARGV[1] entries ('' unbounded, '0' keeps none) and
-/// publishes it with its entry id spliced between ARGV[4] and ARGV[5]; answers the id.
-static XADD: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "local id = '' \
-         if ARGV[1] == '' then id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2]) \
-         elseif ARGV[1] ~= '0' then id = redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[1], '*', 'c', ARGV[2]) end \
-         redis.call('PUBLISH', ARGV[3], ARGV[4] .. id .. ARGV[5]) return id",
-    )
-});
-
-/// Seeds a hash or stream once per member: only the first instance's values go in, so a later
-/// instance never resurrects an item another deleted.
-static SEED: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "if redis.call('SETNX', KEYS[1], 1) == 0 then return 0 end \
-         for i = 2, #ARGV, 2 do \
-           if ARGV[1] == 'hash' then redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) \
-           else redis.call('XADD', KEYS[2], '*', 'c', ARGV[i + 1]) end end \
-         return 1",
-    )
-});
-
-/// Increments a counter, first seeding it when the key is gone.
-static INCR: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end \
-         return redis.call('INCR', KEYS[1])",
-    )
-});
 
 /// A stream entry id, `ms-seq`, comparable.
 pub(crate) type EntryId = (u64, u64);
@@ -194,12 +105,12 @@ impl fmt::Debug for Remote {
 
 impl Remote {
     pub(super) fn new(store: Arc<Inner>, name: &str, kind: MemberKind) -> Self {
-        let key = format!("{}:{}:{name}", store.prefix(), kind.word());
+        let key = layout::member(store.prefix(), kind, name);
         Remote::at(store, name, key)
     }
 
     pub(super) fn counter(store: Arc<Inner>, name: &str) -> Self {
-        let key = format!("{}:counter:{name}", store.prefix());
+        let key = layout::counter(store.prefix(), name);
         Remote::at(store, name, key)
     }
 
@@ -209,7 +120,7 @@ impl Remote {
             name: name.to_owned(),
             lagged: broadcast::channel(16).0,
             mark: Mutex::new((0, 0)),
-            versions: format!("{key}:version"),
+            versions: layout::versions(&key),
             key,
             slots: Mutex::new(std::collections::HashMap::new()),
         }
@@ -236,7 +147,7 @@ impl Remote {
     }
 
     /// The connection, this value's key and the surface's channel, owned for a future.
-    fn parts(&self) -> (super::counted::Counted, String, String) {
+    fn parts(&self) -> (Counted, String, String) {
         (
             self.store.con(),
             self.key.clone(),
@@ -255,7 +166,7 @@ impl Remote {
             .block(async move { redis::cmd(command).arg(key).arg(args).query_async(&mut con).await })
     }
 
-    /// One of the scripts above on `keys` and `args`: each is one atomic step in Redis.
+    /// One of the [scripts](super::scripts) on `keys` and `args`: each is one atomic step in Redis.
     fn script<T: redis::FromRedisValue + Send + 'static>(
         &self,
         script: &'static Script,
@@ -381,7 +292,7 @@ impl Backing for Remote {
     }
 
     fn seed_entries(&self, kind: Entries, entries: Vec<(String, String)>) -> Backed<()> {
-        let marker = format!("{}:seeded:{}", self.store.prefix(), self.name);
+        let marker = layout::seeded(self.store.prefix(), &self.name);
         let what = match kind {
             Entries::Hash => "hash",
             Entries::Stream => "stream",
@@ -619,7 +530,7 @@ impl Backing for Remote {
 }
 
 /// The id of the last entry of the stream at `key` (`0-0` when it has none).
-pub(crate) async fn last_entry(con: &mut super::counted::Counted, key: &str) -> redis::RedisResult<EntryId> {
+pub(crate) async fn last_entry(con: &mut Counted, key: &str) -> redis::RedisResult<EntryId> {
     let last: Vec<(String, Vec<String>)> = redis::cmd("XREVRANGE")
         .arg(key)
         .arg("+")

@@ -1,12 +1,10 @@
-//! Resumable Streamable HTTP across instances (features `redis` and `http`): the SSE events of
-//! legacy-era sessions and the sessions' `initialize` parameters live in Redis, so a client whose
-//! stream broke on one instance reconnects to any other with `Mcp-Session-Id` and
-//! `Last-Event-ID` and gets exactly the events it missed.
+//! Resumable SSE streams across instances (features `redis` and `http`): the events of legacy-era
+//! sessions' standalone streams live in Redis, so a client whose stream broke on one instance
+//! reconnects to any other (its session restored there by `sessions.rs`) with `Last-Event-ID`
+//! and gets exactly the events it missed.
 //!
-//! rmcp 3.11 has the seams: an [`EventStore`] that every session stream writes its events through
-//! (`LocalSessionManager::with_event_store`) and replays from on `Last-Event-ID`, and a
-//! [`SessionStore`] from which an instance that does not know a session id restores it (replaying
-//! the client's `initialize` into a fresh handler) before serving the request.
+//! rmcp 3.11 has the seam: an [`EventStore`] that every session stream writes its events through
+//! (`LocalSessionManager::with_event_store`) and replays from on `Last-Event-ID`.
 //!
 //! What goes to Redis is each session's standalone (`GET`) stream, where its notifications
 //! travel: a Redis stream trimmed to [`SSE_HISTORY`] events that expires [`SSE_TTL`] after its
@@ -18,24 +16,15 @@
 //! dropped [`LOCAL_TTL`] after its last event): persisting it would cost every call two more
 //! Redis writes (each one fsynced; `bench/NOTES.md` has the measurement) and a
 //! Redis key per call, to resume a response whose instance is alive anyway — a response is made
-//! by the instance serving the call, so it resumes there. A session's stored state expires
-//! [`SESSION_TTL`] after the session was last used on any instance.
-//!
-//! Only legacy sessions are made resumable. rmcp persists a 2026-07-28 (stateless) response
-//! stream in a task that outlives the client's connection and never cancels the request it
-//! serves (`tower.rs`, `persisted_stateless_stream`), so a `subscriptions/listen` whose client
-//! went away would run until the server closes: unbounded. The shared session manager therefore
-//! tells rmcp there is no stateless event store, which keeps a listen ending with its connection.
+//! by the instance serving the call, so it resumes there.
 
-use super::{Inner, OP_TIMEOUT};
-use crate::mcp::http_sessions::{Owner, Pending, SessionSharing};
+use super::layout;
+use super::shared::Inner;
 use crate::sync::lock;
 use futures::StreamExt;
 use rmcp::model::ServerJsonRpcMessage;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::{
-    EventId, EventStore, EventStoreError, EventStream, ServerSseMessage, SessionId, SessionState,
-    SessionStore, SessionStoreError,
+    EventId, EventStore, EventStoreError, EventStream, ServerSseMessage,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,8 +35,6 @@ use std::time::{Duration, Instant};
 pub const SSE_HISTORY: usize = 1024;
 /// How long an SSE stream's events are kept after its last event.
 pub const SSE_TTL: Duration = Duration::from_secs(600);
-/// How long a session's stored state outlives its last use on any instance.
-pub const SESSION_TTL: Duration = Duration::from_secs(3600);
 
 /// How many events a `POST`'s response stream keeps in memory for a reconnecting client.
 pub const LOCAL_HISTORY: usize = 64;
@@ -59,19 +46,19 @@ pub const LOCAL_TTL: Duration = Duration::from_secs(60);
 
 /// Separates an event id's stream from its entry (`<stream id>#<entry>`). rmcp's stream ids
 /// are UUIDs or `<session id>:common`, so the last `#` is always ours.
-const SEP: char = '#';
+pub(super) const SEP: char = '#';
 
 /// The suffix of the common (standalone `GET`) stream's id rmcp keeps for a session.
-const COMMON: &str = ":common";
+pub(super) const COMMON: &str = ":common";
 
 /// The common stream of `session`.
-fn common_stream(session: &str) -> String {
+pub(super) fn common_stream(session: &str) -> String {
     format!("{session}{COMMON}")
 }
 
 /// Where an event id says its event is.
 #[derive(Debug, PartialEq, Eq)]
-enum Place<'a> {
+pub(super) enum Place<'a> {
     /// In Redis: the stream and its entry id (`ms-seq`).
     Stored(&'a str, &'a str),
     /// In this instance's memory: the stream and the event's number in it.
@@ -79,7 +66,7 @@ enum Place<'a> {
 }
 
 /// Where `event_id` is; `None` when it is not one of ours (or was never stored).
-fn place(event_id: &str) -> Option<Place<'_>> {
+pub(super) fn place(event_id: &str) -> Option<Place<'_>> {
     let (stream, entry) = event_id.rsplit_once(SEP)?;
     match entry.split_once('-') {
         Some((ms, seq)) => {
@@ -164,33 +151,6 @@ impl LocalEvents {
     }
 }
 
-/// Runs `fut` on the store's runtime (where its connection lives), started before this returns,
-/// and waits for it without blocking this task, bounded by [`OP_TIMEOUT`].
-pub(super) fn on_store<T: Send + 'static>(
-    inner: &Inner,
-    fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
-) -> impl Future<Output = Result<T, String>> + Send + 'static {
-    let task = inner.handle.spawn(tokio::time::timeout(OP_TIMEOUT, fut));
-    let url = inner.url.clone();
-    async move { answered(task.await, &url) }
-}
-
-/// What a store operation run by [`on_store`] answered, as one sentence naming `url` if it failed.
-fn answered<T>(
-    task: Result<Result<redis::RedisResult<T>, tokio::time::error::Elapsed>, tokio::task::JoinError>,
-    url: &str,
-) -> Result<T, String> {
-    match task {
-        Ok(Ok(Ok(v))) => Ok(v),
-        Ok(Ok(Err(e))) => Err(format!("the store is unreachable ({url}): {e}")),
-        Ok(Err(_)) => Err(format!(
-            "the store is unreachable ({url}): no answer within {} ms",
-            OP_TIMEOUT.as_millis()
-        )),
-        Err(e) => Err(format!("the store's task failed: {e}")),
-    }
-}
-
 /// One stored event: the JSON-RPC message (absent for a priming event) and the retry hint.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Stored {
@@ -227,8 +187,17 @@ pub(crate) struct RedisEvents {
 }
 
 impl RedisEvents {
+    /// The events of `store`'s sessions, none kept yet.
+    pub(super) fn new(store: Arc<Inner>) -> RedisEvents {
+        RedisEvents {
+            store,
+            unsaved: AtomicU64::new(0),
+            local: Mutex::new(LocalEvents::default()),
+        }
+    }
+
     fn key(&self, stream: &str) -> String {
-        format!("{}:sse:{stream}", self.store.prefix())
+        layout::sse(self.store.prefix(), stream)
     }
 }
 
@@ -250,25 +219,27 @@ impl EventStore for RedisEvents {
         let body = serde_json::to_string(&Stored::of(event))?;
         let mut con = self.store.con();
         let key = self.key(stream_id);
-        let stored = on_store(&self.store, async move {
-            let (entry,): (String,) = redis::pipe()
-                .atomic()
-                .cmd("XADD")
-                .arg(&key)
-                .arg("MAXLEN")
-                .arg(SSE_HISTORY)
-                .arg("*")
-                .arg("e")
-                .arg(body)
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(SSE_TTL.as_millis() as u64)
-                .ignore()
-                .query_async(&mut con)
-                .await?;
-            Ok(entry)
-        })
-        .await;
+        let stored = self
+            .store
+            .on_store(async move {
+                let (entry,): (String,) = redis::pipe()
+                    .atomic()
+                    .cmd("XADD")
+                    .arg(&key)
+                    .arg("MAXLEN")
+                    .arg(SSE_HISTORY)
+                    .arg("*")
+                    .arg("e")
+                    .arg(body)
+                    .cmd("PEXPIRE")
+                    .arg(&key)
+                    .arg(SSE_TTL.as_millis() as u64)
+                    .ignore()
+                    .query_async(&mut con)
+                    .await?;
+                Ok(entry)
+            })
+            .await;
         match stored {
             Ok(entry) => Ok(format!("{stream_id}{SEP}{entry}")),
             Err(e) => {
@@ -311,7 +282,7 @@ impl EventStore for RedisEvents {
         // A task of the store's follows Redis and hands events over a small channel; it ends
         // when the client's response (the receiver) is gone.
         let (tx, rx) = tokio::sync::mpsc::channel(16);
-        self.store.handle.spawn(async move {
+        self.store.handle().spawn(async move {
             let (mut tail, mut pause) = (tail, Duration::ZERO);
             loop {
                 pause = (pause * 2).clamp(TAIL_MIN, TAIL_MAX);
@@ -359,17 +330,19 @@ impl Tail {
     async fn next(mut self) -> Result<(Vec<ServerSseMessage>, Tail), String> {
         let mut con = self.store.con();
         let (key, from) = (self.key.clone(), format!("({}", self.last));
-        let entries: Vec<(String, Vec<(String, String)>)> = on_store(&self.store, async move {
-            redis::cmd("XRANGE")
-                .arg(&key)
-                .arg(from)
-                .arg("+")
-                .arg("COUNT")
-                .arg(SSE_HISTORY)
-                .query_async(&mut con)
-                .await
-        })
-        .await?;
+        let entries: Vec<(String, Vec<(String, String)>)> = self
+            .store
+            .on_store(async move {
+                redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg(from)
+                    .arg("+")
+                    .arg("COUNT")
+                    .arg(SSE_HISTORY)
+                    .query_async(&mut con)
+                    .await
+            })
+            .await?;
         if let Some((id, _)) = entries.last() {
             self.last = id.clone();
         }
@@ -382,225 +355,6 @@ impl Tail {
             })
             .collect();
         Ok((events, self))
-    }
-}
-
-/// Sessions' `initialize` parameters in Redis, so any instance can restore a session.
-pub(crate) struct RedisSessions {
-    store: Arc<Inner>,
-}
-
-impl RedisSessions {
-    fn key(&self, session: &str) -> String {
-        format!("{}:session:{session}", self.store.prefix())
-    }
-
-    /// Where the subject that opened the session is kept (beside its state, with its expiry).
-    fn owner_key(&self, session: &str) -> String {
-        format!("{}:session-owner:{session}", self.store.prefix())
-    }
-
-    /// Pushes the expiry of the session's state and owner back (fire and forget: a lost
-    /// refresh only shortens them).
-    fn touch(&self, session: &str) {
-        let mut con = self.store.con();
-        let ttl = SESSION_TTL.as_millis() as u64;
-        let mut refresh = redis::pipe();
-        refresh
-            .cmd("PEXPIRE")
-            .arg(self.key(session))
-            .arg(ttl)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(self.owner_key(session))
-            .arg(ttl)
-            .ignore();
-        self.store.handle.spawn(async move {
-            let _: redis::RedisResult<()> = refresh.query_async(&mut con).await;
-        });
-    }
-}
-
-#[async_trait::async_trait]
-impl SessionStore for RedisSessions {
-    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let mut con = self.store.con();
-        let key = self.key(session_id);
-        let raw: Option<String> = on_store(&self.store, async move {
-            redis::cmd("GETEX")
-                .arg(key)
-                .arg("PX")
-                .arg(SESSION_TTL.as_millis() as u64)
-                .query_async(&mut con)
-                .await
-        })
-        .await?;
-        Ok(match raw {
-            Some(raw) => Some(serde_json::from_str(&raw)?),
-            None => None,
-        })
-    }
-
-    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
-        let body = serde_json::to_string(state)?;
-        let mut con = self.store.con();
-        let key = self.key(session_id);
-        on_store(&self.store, async move {
-            redis::cmd("SET")
-                .arg(key)
-                .arg(body)
-                .arg("PX")
-                .arg(SESSION_TTL.as_millis() as u64)
-                .query_async::<()>(&mut con)
-                .await
-        })
-        .await?;
-        Ok(())
-    }
-
-    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        let mut con = self.store.con();
-        let (key, owner) = (self.key(session_id), self.owner_key(session_id));
-        on_store(&self.store, async move {
-            redis::cmd("DEL")
-                .arg(key)
-                .arg(owner)
-                .query_async::<()>(&mut con)
-                .await
-        })
-        .await?;
-        Ok(())
-    }
-}
-
-/// Legacy sessions shared through Redis: the local session manager gets its events in Redis,
-/// sessions are restored from Redis, and each used session's stored state is kept alive.
-pub(crate) struct SharedSessions {
-    store: Arc<Inner>,
-    sessions: Arc<RedisSessions>,
-    /// When this instance last pushed each live session's expiry back: at most once a minute
-    /// per session. Entries leave with their sessions.
-    touched: Mutex<HashMap<SessionId, Instant>>,
-}
-
-impl std::fmt::Debug for SharedSessions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedSessions")
-            .field("prefix", &self.store.prefix())
-            .finish()
-    }
-}
-
-/// How often a used session's stored expiry is pushed back.
-const TOUCH_EVERY: Duration = Duration::from_secs(60);
-
-impl crate::mcp::HttpOptions {
-    /// Keeps legacy-era sessions and their standalone streams' SSE events in `store` (feature
-    /// `redis`), so a client can resume on any instance serving the same surface: its
-    /// `Mcp-Session-Id` is known to every instance, and a `GET` with `Last-Event-ID` replays
-    /// the notifications it missed, whichever instance sent them (each one Redis write). A
-    /// `POST`'s response stream resumes on the instance that served it, as without a store.
-    /// Bounds: [`SSE_HISTORY`] events per stream, kept [`SSE_TTL`] after the last, a session's
-    /// state kept [`SESSION_TTL`] after its last use, and a restored session counts against
-    /// [`max_sessions`](Self::max_sessions).
-    ///
-    /// MCP tasks are shared too: a task created through one instance runs there and is read,
-    /// answered (`tasks/update`) and cancelled through any other; one whose instance ended is
-    /// reported `failed`, saying so, within [`TASK_LEASE`](crate::mcp::TASK_LEASE).
-    pub fn store(mut self, store: &super::RedisStore) -> Self {
-        self.sharing = Some(Arc::new(SharedSessions {
-            store: store.inner.clone(),
-            sessions: Arc::new(RedisSessions {
-                store: store.inner.clone(),
-            }),
-            touched: Mutex::new(HashMap::new()),
-        }));
-        self.task_sharing = Some(Arc::new(super::tasks::SharedTasks::new(store.inner.clone())));
-        self
-    }
-}
-
-impl SessionSharing for SharedSessions {
-    /// `local` gets the Redis event store; sessions are restored from Redis.
-    fn share(&self, local: LocalSessionManager) -> (Arc<LocalSessionManager>, Arc<dyn SessionStore>) {
-        let events = RedisEvents {
-            store: self.store.clone(),
-            unsaved: AtomicU64::new(0),
-            local: Mutex::new(LocalEvents::default()),
-        };
-        (
-            Arc::new(local.with_event_store(Arc::new(events))),
-            self.sessions.clone(),
-        )
-    }
-
-    fn touch(&self, id: &SessionId) {
-        let now = Instant::now();
-        let due = {
-            let mut touched = lock(&self.touched);
-            match touched.get(id) {
-                Some(at) if now.duration_since(*at) < TOUCH_EVERY => false,
-                _ => {
-                    touched.insert(id.clone(), now);
-                    true
-                }
-            }
-        };
-        if due {
-            self.sessions.touch(id);
-        }
-    }
-
-    fn closed(&self, id: &SessionId) {
-        lock(&self.touched).remove(id);
-    }
-
-    fn bind<'a>(&'a self, id: &'a SessionId, owner: &'a Owner) -> Pending<'a, Result<(), String>> {
-        Box::pin(async move {
-            let body = serde_json::to_string(owner).map_err(|e| e.to_string())?;
-            let mut con = self.store.con();
-            let key = self.sessions.owner_key(id);
-            on_store(&self.store, async move {
-                redis::cmd("SET")
-                    .arg(key)
-                    .arg(body)
-                    .arg("PX")
-                    .arg(SESSION_TTL.as_millis() as u64)
-                    .query_async::<()>(&mut con)
-                    .await
-            })
-            .await
-        })
-    }
-
-    fn owner<'a>(&'a self, id: &'a SessionId) -> Pending<'a, Option<Owner>> {
-        Box::pin(async move {
-            let mut con = self.store.con();
-            let key = self.sessions.owner_key(id);
-            let raw: Option<String> = on_store(&self.store, async move {
-                redis::cmd("GETEX")
-                    .arg(key)
-                    .arg("PX")
-                    .arg(SESSION_TTL.as_millis() as u64)
-                    .query_async(&mut con)
-                    .await
-            })
-            .await
-            .ok()?;
-            serde_json::from_str(&raw?).ok()
-        })
-    }
-
-    /// Replays from Redis. rmcp primes a session's standalone stream with the id `0`, before
-    /// any stored event: that resumes from the start of the session's common stream. An id of
-    /// another session's common stream replays nothing.
-    fn resume_from(&self, id: &SessionId, last_event_id: String) -> String {
-        let common = common_stream(id);
-        match place(&last_event_id) {
-            None if last_event_id == "0" => format!("{common}{SEP}0-0"),
-            Some(Place::Stored(stream, _)) if stream != common => format!("{common}{SEP}unsaved-0"),
-            _ => last_event_id,
-        }
     }
 }
 

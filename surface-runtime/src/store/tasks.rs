@@ -14,8 +14,8 @@
 //!   every [`TASK_ORDERS_POLL`] while it runs tasks; it expires with the lease's span twice over,
 //!   so the orders of an instance that ended do not stay.
 
-use super::Inner;
-use super::sse::on_store;
+use super::layout;
+use super::shared::Inner;
 #[cfg(doc)]
 use crate::mcp::TASK_ORDERS_POLL;
 use crate::mcp::task_sharing::{Pending, TaskSharing};
@@ -51,7 +51,7 @@ impl std::fmt::Debug for SharedTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedTasks")
             .field("prefix", &self.store.prefix())
-            .field("instance", &self.store.instance)
+            .field("instance", &self.store.instance())
             .finish()
     }
 }
@@ -62,21 +62,21 @@ impl SharedTasks {
     }
 
     fn task_key(&self, id: &str) -> String {
-        format!("{}:task:{id}", self.store.prefix())
+        layout::task(self.store.prefix(), id)
     }
 
     fn lease_key(&self, instance: &str) -> String {
-        format!("{}:task-lease:{instance}", self.store.prefix())
+        layout::task_lease(self.store.prefix(), instance)
     }
 
     fn orders_key(&self, instance: &str) -> String {
-        format!("{}:task-orders:{instance}", self.store.prefix())
+        layout::task_orders(self.store.prefix(), instance)
     }
 }
 
 impl TaskSharing for SharedTasks {
     fn instance(&self) -> &str {
-        &self.store.instance
+        self.store.instance()
     }
 
     fn save(
@@ -89,7 +89,7 @@ impl TaskSharing for SharedTasks {
     ) -> Pending<'static, Result<bool, String>> {
         let mut con = self.store.con();
         let (task, lease) = (self.task_key(id), self.lease_key(self.instance()));
-        Box::pin(on_store(&self.store, async move {
+        Box::pin(self.store.on_store(async move {
             let stored: u8 = SAVE
                 .key(task)
                 .key(lease)
@@ -107,7 +107,7 @@ impl TaskSharing for SharedTasks {
     fn load(&self, id: &str) -> Pending<'static, Result<Option<(u64, String)>, String>> {
         let mut con = self.store.con();
         let key = self.task_key(id);
-        Box::pin(on_store(&self.store, async move {
+        Box::pin(self.store.on_store(async move {
             let (version, record): (Option<u64>, Option<String>) = redis::cmd("HMGET")
                 .arg(key)
                 .arg("v")
@@ -135,9 +135,10 @@ impl TaskSharing for SharedTasks {
             .arg(&key)
             .arg(millis(TASK_LEASE * 2))
             .ignore();
-        Box::pin(on_store(&self.store, async move {
-            send.query_async::<()>(&mut con).await
-        }))
+        Box::pin(
+            self.store
+                .on_store(async move { send.query_async::<()>(&mut con).await }),
+        )
     }
 
     fn take(&self) -> Pending<'static, Result<Vec<String>, String>> {
@@ -152,7 +153,7 @@ impl TaskSharing for SharedTasks {
             .cmd("LPOP")
             .arg(self.orders_key(self.instance()))
             .arg(TASK_ORDERS);
-        Box::pin(on_store(&self.store, async move {
+        Box::pin(self.store.on_store(async move {
             let (orders,): (Option<Vec<String>>,) = take.query_async(&mut con).await?;
             Ok(orders.unwrap_or_default())
         }))
@@ -161,8 +162,9 @@ impl TaskSharing for SharedTasks {
     fn alive(&self, instance: &str) -> Pending<'static, Result<bool, String>> {
         let mut con = self.store.con();
         let key = self.lease_key(instance);
-        Box::pin(on_store(&self.store, async move {
-            redis::cmd("EXISTS").arg(key).query_async(&mut con).await
-        }))
+        Box::pin(
+            self.store
+                .on_store(async move { redis::cmd("EXISTS").arg(key).query_async(&mut con).await }),
+        )
     }
 }
