@@ -1,5 +1,5 @@
 //! The plain requests of a stdio session are answered off rmcp's service loop
-//! (`surface-runtime/src/mcp/direct.rs`) with rmcp's semantics: progress reaches the host
+//! (`surface-runtime/src/mcp/stdio_bypass.rs`) with rmcp's semantics: progress reaches the host
 //! before the answer, `notifications/cancelled` cancels the call and its answer is never
 //! written, a cancelled id can be used again, and a request naming its own protocol version
 //! still gets rmcp's per-request judgement. Sessions opened the 2026-07-28 way (every request

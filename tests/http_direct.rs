@@ -1,4 +1,4 @@
-//! The Streamable HTTP hot path (`surface-runtime/src/mcp/http_direct.rs`): a plain request
+//! The Streamable HTTP hot path (`surface-runtime/src/mcp/http_bypass.rs`): a plain request
 //! (`tools/call`, `resources/read`, the lists) that cannot make the server write anything but
 //! its answer is answered by the handler directly, as `application/json`; everything else goes
 //! through rmcp's `StreamableHttpService` as before. Raw HTTP/1.1 against the conformance

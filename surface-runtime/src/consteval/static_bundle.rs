@@ -81,7 +81,7 @@ const fn same_place(a: Option<usize>, b: Option<usize>) -> bool {
 
 /// A tool name, what produced it (for the sentence) and the part of the invocation to blame.
 #[derive(Clone, Copy)]
-struct Claim {
+struct NameClaim {
     name: Name<'static>,
     origin: Origin<'static>,
     culprit: Culprit,
@@ -91,7 +91,7 @@ const MAX_CLAIMS: usize = 512;
 
 /// The claims of a whole bundle, in `tools/list` order.
 struct Claims {
-    list: [Option<Claim>; MAX_CLAIMS],
+    list: [Option<NameClaim>; MAX_CLAIMS],
     n: usize,
     /// More tools than `list` holds.
     overflow: bool,
@@ -103,7 +103,7 @@ impl Claims {
             self.overflow = true;
             return;
         }
-        self.list[self.n] = Some(Claim {
+        self.list[self.n] = Some(NameClaim {
             name,
             origin,
             culprit,
@@ -111,7 +111,7 @@ impl Claims {
         self.n += 1;
     }
 
-    const fn get(&self, i: usize) -> Claim {
+    const fn get(&self, i: usize) -> NameClaim {
         match self.list[i] {
             Some(claim) => claim,
             None => panic!("a claim below n is always set"),
@@ -240,7 +240,7 @@ const fn core_collection(core: &StaticMember, key: &str) -> bool {
 /// Whether `claim` is a bespoke tool whose own name already breaks the limits: `#[tool]` (the
 /// only implementor of `StaticTool`) said so at the function's name, so the roster does not
 /// say it again at the tool in its list. Boot-time composition still refuses it.
-const fn reported_by_tool(claim: &Claim) -> bool {
+const fn reported_by_tool(claim: &NameClaim) -> bool {
     str_eq(claim.origin.what, "bespoke") && !Name::new(None, claim.origin.word, "").ok()
 }
 

@@ -6,7 +6,7 @@
 //! caller keeps serving the generation it had.
 
 use super::clients::Clients;
-use super::content::{self, ResourceEntry, TemplateEntry};
+use super::resources::{self, ResourceEntry, TemplateEntry};
 use crate::bundle::RosterParts;
 use crate::bundle::{Member, RootTools, Siblings};
 use crate::expose::Exposure;
@@ -59,7 +59,7 @@ pub(crate) struct Generation {
     pub prompts: HashMap<String, super::prompts::PromptEntry>,
     pub prompt_list: Arc<Vec<rmcp::model::Prompt>>,
     /// The MCP Apps views served (none with the UI off).
-    pub views: super::apps::Served,
+    pub views: super::views::Served,
     /// The members' skills (skills.rs).
     pub skills: super::skills::Skills,
     /// One reader of each watched member's feed, routing changes to its watchers (hub.rs).
@@ -84,8 +84,8 @@ pub(crate) struct Fixed {
     pub root_prompts: Vec<Arc<dyn crate::bundle::RootPrompt>>,
     /// How every advertised input schema is rewritten (schema/profile.rs).
     pub profile: SchemaProfile,
-    /// The declared MCP Apps views and how they are served (apps.rs).
-    pub ui: super::apps::Ui,
+    /// The declared MCP Apps views and how they are served (views.rs).
+    pub ui: super::views::Ui,
 }
 
 pub(crate) fn compose(
@@ -125,7 +125,7 @@ pub(crate) fn compose(
     }
     let skills = super::skills::skill_table(fixed.core.as_ref(), &siblings, &rows, &resources, &mut problems);
     resource_list.extend(skills.resources());
-    let views = super::apps::compose(&fixed.ui, &rows, &resources, &templates, &mut problems);
+    let views = super::views::compose(&fixed.ui, &rows, &resources, &templates, &mut problems);
     let plain_tool_list: Arc<Vec<Tool>> = Arc::new(rows.iter().map(advertise).collect());
     let (tool_list, plain_resource_list, resource_list) = if views.is_empty() {
         let resource_list = Arc::new(resource_list);
@@ -182,12 +182,12 @@ fn project_member(
 ) {
     let spec: &SurfaceSpec = member.spec;
     let owner: Owner = sibling.map(str::to_owned);
-    content::unexposed_forms(sibling, member, problems);
+    resources::unexposed_forms(sibling, member, problems);
     for entry in member.expose.entries() {
         match (entry.exposure, spec.member(entry.key), spec.procedure(entry.key)) {
             (Exposure::Resource, Some(m), _) => {
                 let form = member.form(m.name);
-                let placed = content::place(sibling, m, form, problems);
+                let placed = resources::place(sibling, m, form, problems);
                 let mime = form.body().mime();
                 let name = scoped_member_name(sibling, m.name);
                 let mut resource = Resource::new(placed.uri.clone(), name.clone()).with_mime_type(mime);
@@ -214,9 +214,9 @@ fn project_member(
                         suffix,
                         entry: re.clone(),
                     };
-                    content::claim_template(templates, resources, template, problems);
+                    resources::claim_template(templates, resources, template, problems);
                 }
-                content::claim(resources, templates, placed.uri, re, problems);
+                resources::claim(resources, templates, placed.uri, re, problems);
             }
             // The tool table (crate::table) names and claims exposed procedures.
             (Exposure::Tool { .. }, _, Some(_)) => {}

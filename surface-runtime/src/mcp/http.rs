@@ -15,7 +15,7 @@
 //! server write nothing but its answer — no progress token, no 2026-07-28 log level, in a
 //! legacy session whose client cannot be asked anything — is answered by the same handler
 //! without rmcp's per-request service loop and channels, as `application/json`
-//! (`http_direct.rs` says exactly when); rmcp still answers everything else.
+//! (`http_bypass.rs` says exactly when); rmcp still answers everything else.
 //!
 //! A reroster reaches every live session of every transport, since they all read the same
 //! shared state. [`ServedMcp::close`] ends every HTTP session and stops accepting.
@@ -38,7 +38,7 @@
 //! longer than [`HttpOptions::header_read_timeout`] or when it sits without a request for
 //! [`HttpOptions::keep_alive_timeout`] (`http_conn.rs`).
 
-use super::http_direct::Direct;
+use super::http_bypass::HttpBypass;
 use super::http_gate::{Gate, Service};
 use super::http_options::HttpOptions;
 use super::http_response::Response;
@@ -249,7 +249,7 @@ impl ServedMcp {
                 (local.clone(), Sessions::local(local.clone()), Some(local))
             }
         };
-        let direct = Direct::new(shared.clone(), direct, options, &config, stop.clone());
+        let direct = HttpBypass::new(shared.clone(), direct, options, &config, stop.clone());
         let gate = Gate::new(options, path, local, &config, direct)?;
         let service = StreamableHttpService::new(
             move || Ok(super::session::Handler::open(&shared)),

@@ -1,10 +1,10 @@
 //! The gate of the HTTP face: what it adds around rmcp's service for every request — the path,
 //! the session cap, the bearer-token check, the plain requests answered off rmcp's per-request
-//! machinery (`http_direct.rs`), the drain, and the answers rmcp gets wrong for a hostile or
+//! machinery (`http_bypass.rs`), the drain, and the answers rmcp gets wrong for a hostile or
 //! broken client.
 
 use super::drain;
-use super::http_direct::{Claim, Direct, Routed};
+use super::http_bypass::{HttpBypass, Routed, SessionSlot};
 use super::http_options::HttpOptions;
 use super::http_response::{Problem, Response, jsonrpc_error, not_found, plain};
 use super::http_sessions::Sessions;
@@ -36,8 +36,8 @@ pub(super) struct Gate {
     creating: tokio::sync::Mutex<()>,
     /// Where sessions of other instances are found, when rmcp restores them (a Redis store).
     restorable: Option<Arc<dyn SessionStore>>,
-    /// The requests answered without rmcp's per-request machinery (`http_direct.rs`).
-    direct: Direct,
+    /// The requests answered without rmcp's per-request machinery (`http_bypass.rs`).
+    direct: HttpBypass,
     /// The bearer-token check and the sessions' subjects, when the endpoint is protected.
     #[cfg(feature = "auth")]
     pub(super) guard: Option<super::http_auth::Guard>,
@@ -51,7 +51,7 @@ impl Gate {
         path: Option<&str>,
         manager: Arc<LocalSessionManager>,
         config: &StreamableHttpServerConfig,
-        direct: Direct,
+        direct: HttpBypass,
     ) -> Result<Gate, ServeError> {
         #[cfg(feature = "auth")]
         let guard = match &options.auth {
@@ -304,7 +304,7 @@ impl Gate {
         // One parse of the body: the hot path reads the message; a body rmcp will refuse is
         // judged again (slowly, rarely) to say why in JSON-RPC terms.
         let (mut parts, problem, initializes) = if says_json {
-            match super::http_direct::parse(&body) {
+            match super::http_bypass::parse(&body) {
                 Ok(message) => {
                     // A call outside the caller's scopes: the step-up challenge (403).
                     #[cfg(feature = "auth")]
@@ -344,7 +344,7 @@ impl Gate {
         } else {
             (parts, Problem::Unjudged, false)
         };
-        let claim = Claim::default();
+        let claim = SessionSlot::default();
         if initializes {
             parts.extensions.insert(claim.clone());
         }

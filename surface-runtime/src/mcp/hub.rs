@@ -11,7 +11,7 @@
 //! change of a window.
 
 use super::clients::Clients;
-use super::content::ResourceEntry;
+use super::resources::ResourceEntry;
 use crate::member::{Change, ChangeStream};
 use crate::sync::lock;
 use futures::StreamExt;

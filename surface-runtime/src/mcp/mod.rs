@@ -22,17 +22,14 @@
 //! # }
 //! ```
 
-mod apps;
 mod asking;
 mod caller;
 mod cancel;
 mod clients;
 mod completion;
 mod config;
-mod content;
 mod context;
 pub mod contract;
-mod direct;
 #[cfg(feature = "http")]
 mod drain;
 mod fast;
@@ -42,9 +39,9 @@ mod http;
 #[cfg(feature = "auth")]
 mod http_auth;
 #[cfg(feature = "http")]
-mod http_conn;
+mod http_bypass;
 #[cfg(feature = "http")]
-mod http_direct;
+mod http_conn;
 #[cfg(feature = "http")]
 mod http_gate;
 #[cfg(feature = "http")]
@@ -61,16 +58,19 @@ mod prompts;
 mod reach;
 pub mod registry;
 mod requests;
+mod resources;
 mod results;
 mod serve;
 mod served;
 mod server;
 mod session;
 mod skills;
+mod stdio_bypass;
 mod subscriptions;
 pub(crate) mod task_sharing;
 mod tasks;
 mod transport;
+mod views;
 mod watch;
 
 pub use crate::audit::{AUDIT_TARGET, Audit};

@@ -128,7 +128,7 @@ impl Serving<'_> {
             Err(f) => return Err(read_error(&uri, generation.link.after(&lease, f).await)),
         };
         let contents =
-            super::content::contents(entry.body, uri.clone(), value).map_err(|f| read_error(&uri, f))?;
+            super::resources::contents(entry.body, uri.clone(), value).map_err(|f| read_error(&uri, f))?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 

@@ -4,7 +4,7 @@
 
 use super::generation::CompositionError;
 use super::served::Shared;
-use super::{direct, session, transport};
+use super::{session, stdio_bypass, transport};
 use crate::bundle::Siblings;
 use rmcp::ServiceExt;
 use std::fmt;
@@ -108,15 +108,15 @@ impl ServedMcp {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         // The same transport as stdio: every hostile line answered, the in-flight bound kept,
-        // the plain requests of a session answered off rmcp's loop (direct.rs).
+        // the plain requests of a session answered off rmcp's loop (stdio_bypass.rs).
         let session = session::Session::open(&self.shared);
-        let direct = direct::Session::new(session.handler().clone(), ct.clone());
-        let opened = direct.opened();
+        let bypass = stdio_bypass::StdioBypass::new(session.handler().clone(), ct.clone());
+        let opened = bypass.opened();
         let draining = session.handler().state.draining.clone();
         let running = session
             .serve_with_ct(
                 transport::FastTransport::new(reader, writer, self.shared.settings.transport)
-                    .with_direct(Box::new(direct))
+                    .with_bypass(Box::new(bypass))
                     .with_drain(draining, ct.clone()),
                 ct,
             )

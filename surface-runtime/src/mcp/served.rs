@@ -55,7 +55,7 @@ impl Shared {
         let closed = CancellationToken::new();
         let generation = generation::compose(&fixed, siblings, || factory.link(&closed))?;
         let mut info = server_config(identity);
-        super::apps::advertise(&mut info.capabilities, &fixed.ui);
+        super::views::advertise(&mut info.capabilities, &fixed.ui);
         // The tasks extension, when a tool can run as a task (`tasks/*` are served only then).
         if generation
             .tools

@@ -2,12 +2,12 @@
 //! factory, the identity and `instructions`, the settings — composed by `start` into one
 //! [`ServedMcp`](super::ServedMcp).
 
-use super::apps;
 use super::config::{Factory, Instructions, Settings};
 use super::generation::{CompositionError, Fixed};
 use super::serve::{ServeError, ServedMcp};
 use super::served::Shared;
 use super::tasks::TaskSettings;
+use super::views;
 use crate::audit::Audit;
 use crate::bundle::{BundleClient, Member, OwnedBundle, Roster, Siblings};
 use crate::schema::profile::SchemaProfile;
@@ -24,7 +24,7 @@ pub struct McpServer {
     factory: Option<Factory>,
     profile: SchemaProfile,
     settings: Settings,
-    ui: apps::Ui,
+    ui: views::Ui,
 }
 
 impl McpServer {
@@ -37,7 +37,7 @@ impl McpServer {
             factory: None,
             profile: SchemaProfile::Portable,
             settings: Settings::default(),
-            ui: apps::Ui::default(),
+            ui: views::Ui::default(),
         }
     }
 

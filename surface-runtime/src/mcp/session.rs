@@ -73,20 +73,20 @@ impl SessionState {
 }
 
 /// Put in an `initialize` request's HTTP extensions by the face that wants to learn the
-/// session it opens (the HTTP fast path, `http_direct.rs`): the handler that answers it leaves
+/// session it opens (the HTTP fast path, `http_bypass.rs`): the handler that answers it leaves
 /// its session state here, so the session id rmcp then assigns can be tied to it.
 #[cfg(feature = "http")]
 #[derive(Clone, Default)]
-pub(crate) struct Claim(pub(crate) Arc<std::sync::OnceLock<std::sync::Weak<SessionState>>>);
+pub(crate) struct SessionSlot(pub(crate) Arc<std::sync::OnceLock<std::sync::Weak<SessionState>>>);
 
 #[cfg(feature = "http")]
-impl Claim {
+impl SessionSlot {
     /// Records `state` in the request's claim, if any (called by `initialize`).
     fn record(context: &RequestContext<RoleServer>, state: &Arc<SessionState>) {
         if let Some(claim) = context
             .extensions
             .get::<hyper::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Claim>())
+            .and_then(|parts| parts.extensions.get::<SessionSlot>())
         {
             let _ = claim.0.set(Arc::downgrade(state));
         }
@@ -152,7 +152,7 @@ impl Handler {
     /// Whether this request's client is told about the served views (MCP Apps): only one that
     /// declares the extension (its capabilities are read only when a view is served).
     fn tells_ui(&self, generation: &Generation, context: &RequestContext<RoleServer>) -> bool {
-        !generation.views.is_empty() && super::apps::declared(context.client_capabilities().as_ref())
+        !generation.views.is_empty() && super::views::declared(context.client_capabilities().as_ref())
     }
 }
 
@@ -168,18 +168,18 @@ impl ServerHandler for Handler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        result.capabilities = super::apps::told(result.capabilities, Some(&request.capabilities));
+        result.capabilities = super::views::told(result.capabilities, Some(&request.capabilities));
         result.instructions = self.shared.instructions.read();
         *lock(&self.state.legacy_peer) = Some(context.peer.clone());
         self.state.opened.get_or_init(observe::Gauged::session);
         #[cfg(feature = "http")]
-        Claim::record(&context, &self.state);
+        SessionSlot::record(&context, &self.state);
         Ok(result)
     }
 
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
         let mut info = self.get_info();
-        info.capabilities = super::apps::told(info.capabilities, context.client_capabilities().as_ref());
+        info.capabilities = super::views::told(info.capabilities, context.client_capabilities().as_ref());
         let mut result =
             DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info);
         result.instructions = self.shared.instructions.read();
@@ -465,7 +465,7 @@ impl Session {
         Session::new(Handler::open_as(shared, principal, shared.draining.child_token()))
     }
 
-    /// The handler behind the front (the direct path dispatches to it, `direct.rs`).
+    /// The handler behind the front (the direct path dispatches to it, `stdio_bypass.rs`).
     pub(crate) fn handler(&self) -> &Handler {
         &self.handler
     }

@@ -8,7 +8,7 @@
 //! generation. A caller reaches a skill when its scopes reach every tool and resource the skill
 //! uses; any other skill answers as if it did not exist (over HTTP, a `403` step-up first).
 
-use super::content::ResourceEntry;
+use super::resources::ResourceEntry;
 use crate::Principal;
 use crate::Scope;
 use crate::bundle::{Member, Siblings};

@@ -36,7 +36,7 @@
 //!   or the drain timeout has passed: then the connection's token is cancelled, and with it
 //!   whatever still runs. `close` then flushes what was answered, as at EOF.
 //!
-//! - requests a [`Direct`] takes (the session's plain requests, `mcp/direct.rs`) are answered
+//! - requests a [`Bypass`] takes (the session's plain requests, `mcp/stdio_bypass.rs`) are answered
 //!   off rmcp's service loop: one task per request writing its answer straight to the writer,
 //!   under the same permit, duplicate-id and cancellation rules as the loop's requests.
 //!
@@ -115,7 +115,7 @@ struct Frame {
     permit: bool,
 }
 
-/// A request a [`Direct`] answers: its answer to come, and how to cancel it (rmcp's
+/// A request a [`Bypass`] answers: its answer to come, and how to cancel it (rmcp's
 /// cancellation: the call's token is cancelled, and its answer is never written).
 pub(crate) struct Taken {
     pub(crate) answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>,
@@ -123,7 +123,7 @@ pub(crate) struct Taken {
 }
 
 /// Answers some requests itself instead of handing them to rmcp's service loop.
-pub(crate) trait Direct: Send + Sync {
+pub(crate) trait Bypass: Send + Sync {
     /// Takes `request` to answer it, or hands it back for rmcp's loop.
     #[allow(clippy::result_large_err)] // handed back by value, as rmcp's loop takes it
     fn take(&self, request: JsonRpcRequest<ClientRequest>) -> Result<Taken, JsonRpcRequest<ClientRequest>>;
@@ -133,10 +133,10 @@ pub(crate) trait Direct: Send + Sync {
 enum Slot {
     /// In rmcp's loop; whether it is a listen stream (EOF does not wait for those).
     Loop { listen: bool },
-    /// Answered by the [`Direct`]: which taking it is (an id is free again once cancelled,
+    /// Answered by the [`Bypass`]: which taking it is (an id is free again once cancelled,
     /// so a later request may hold it while the cancelled call still winds down), and its
     /// cancellation.
-    Direct {
+    Bypass {
         serial: u64,
         cancel: Box<dyn FnOnce() + Send>,
     },
@@ -162,7 +162,7 @@ impl InFlight {
     fn take_direct(&self, id: &RequestId, serial: u64) -> bool {
         let mut slots = self.slots();
         match slots.get(id) {
-            Some(Slot::Direct { serial: held, .. }) if *held == serial => {
+            Some(Slot::Bypass { serial: held, .. }) if *held == serial => {
                 slots.remove(id);
                 true
             }
@@ -196,7 +196,7 @@ pub struct FastTransport<R> {
     owed: VecDeque<Vec<u8>>,
     /// Requests received and not yet answered.
     in_flight: Arc<InFlight>,
-    direct: Option<Box<dyn Direct>>,
+    direct: Option<Box<dyn Bypass>>,
     /// What starts a graceful shutdown, and what it cancels when the drain timeout passes.
     drain: Option<(CancellationToken, CancellationToken)>,
     /// Set when the shutdown started: until when its end waits for the requests in flight.
@@ -250,7 +250,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     }
 
     /// Answers the requests `direct` takes off rmcp's loop.
-    pub(crate) fn with_direct(mut self, direct: Box<dyn Direct>) -> Self {
+    pub(crate) fn with_bypass(mut self, direct: Box<dyn Bypass>) -> Self {
         self.direct = Some(direct);
         self
     }
@@ -305,7 +305,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
         let serial = self.in_flight.serials.fetch_add(1, Ordering::Relaxed);
         self.in_flight.slots().insert(
             id.clone(),
-            Slot::Direct {
+            Slot::Bypass {
                 serial,
                 cancel: taken.cancel,
             },
@@ -473,7 +473,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
                 {
                     if let Some(slot) = self.in_flight.slots().remove(id) {
                         self.permits.add_permits(1);
-                        if let Slot::Direct { cancel, .. } = slot {
+                        if let Slot::Bypass { cancel, .. } = slot {
                             cancel();
                         }
                     }
@@ -714,7 +714,7 @@ mod tests {
     /// Answers each request it takes once its gate opens, naming which taking it was.
     struct Gated(Mutex<Vec<tokio::sync::oneshot::Receiver<()>>>);
 
-    impl Direct for Gated {
+    impl Bypass for Gated {
         fn take(
             &self,
             request: JsonRpcRequest<ClientRequest>,
@@ -742,7 +742,7 @@ mod tests {
         let (server_read, server_write) = tokio::io::split(server);
         let (client_read, mut client_write) = tokio::io::split(client);
         let mut transport = FastTransport::new(server_read, server_write, Limits::default())
-            .with_direct(Box::new(Gated(Mutex::new(vec![open_first, open_second]))));
+            .with_bypass(Box::new(Gated(Mutex::new(vec![open_first, open_second]))));
         let reader = tokio::spawn(async move { while transport.receive().await.is_some() {} });
         let ping = br#"{"jsonrpc":"2.0","id":2,"method":"ping"}
 "#;

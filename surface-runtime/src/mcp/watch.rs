@@ -3,9 +3,9 @@
 //! member's feed itself is read once per generation by its hub (`hub.rs`), which pokes a watch
 //! only when its item (or, for a whole member, anything) changed.
 
-use super::content::ResourceEntry;
 use super::generation::Generation;
 use super::hub::{self, Route};
+use super::resources::ResourceEntry;
 use futures::future::BoxFuture;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionSink;

@@ -4,7 +4,7 @@
 //! answer), two cancellation tokens, a channel back to the loop and a pass through the loop's
 //! `select!`; for a `tools/call` answered in microseconds that machinery was most of the cost
 //! per call (bench/NOTES.md). Here the transport ([`super::transport`]) hands such a request to
-//! [`Direct::take`], which runs the very dispatch rmcp's loop would call
+//! [`Bypass::take`], which runs the very dispatch rmcp's loop would call
 //! (`rmcp::Service::handle_request` of the session's front in `session.rs`, so our checks and
 //! rmcp's of `_meta` and of the protocol version still run) on one task, and the answer goes
 //! straight to the writer.
@@ -33,7 +33,7 @@
 
 use super::fast;
 use super::session::Handler;
-use super::transport::{Direct, Taken};
+use super::transport::{Bypass, Taken};
 use crate::sync::lock;
 use rmcp::model::{ClientRequest, GetMeta, JsonRpcRequest, ProtocolVersion, ServerJsonRpcMessage};
 use rmcp::{Peer, RoleServer};
@@ -41,7 +41,7 @@ use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 /// The direct path of one connection.
-pub(crate) struct Session {
+pub(crate) struct StdioBypass {
     handler: Handler,
     /// The connection's token (rmcp's loop runs under it too).
     ct: CancellationToken,
@@ -50,9 +50,9 @@ pub(crate) struct Session {
     opened: Arc<OnceLock<Peer<RoleServer>>>,
 }
 
-impl Session {
-    pub(crate) fn new(handler: Handler, ct: CancellationToken) -> Session {
-        Session {
+impl StdioBypass {
+    pub(crate) fn new(handler: Handler, ct: CancellationToken) -> StdioBypass {
+        StdioBypass {
             handler,
             ct,
             opened: Arc::default(),
@@ -81,7 +81,7 @@ impl Session {
     }
 }
 
-impl Direct for Session {
+impl Bypass for StdioBypass {
     #[allow(clippy::result_large_err)] // handed back by value, as rmcp's loop takes it
     fn take(
         &self,

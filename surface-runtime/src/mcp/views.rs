@@ -19,7 +19,7 @@
 //! With the UI off (`McpServer::ui(false)`, `--no-ui` on the examples) there are no views, no
 //! extension and no UI meta at all; bound tools answer exactly as unbound ones.
 
-use super::content::{ResourceEntry, TemplateEntry};
+use super::resources::{ResourceEntry, TemplateEntry};
 use crate::table::ToolRow;
 use crate::view::{FLAT_RESOURCE_URI_KEY, UI_EXTENSION, VIEW_MIME, View, renders_views};
 use rmcp::model::{

@@ -58,7 +58,7 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-pub(crate) use super::session::Claim;
+pub(crate) use super::session::SessionSlot;
 
 /// One legacy session this path may answer for.
 struct Live {
@@ -73,7 +73,7 @@ struct Live {
     in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
     /// The serial of the next taking.
     serials: AtomicU64,
-    /// When the session's worker last heard of it (ms since [`Direct::epoch`]).
+    /// When the session's worker last heard of it (ms since [`HttpBypass::epoch`]).
     touched: AtomicU64,
 }
 
@@ -113,7 +113,7 @@ struct AllowedHost {
 }
 
 /// The direct path of one HTTP server.
-pub(crate) struct Direct {
+pub(crate) struct HttpBypass {
     shared: Arc<Shared>,
     /// rmcp's table of legacy sessions; none when those sessions are shared through Redis
     /// (they then always go through rmcp, which persists their events).
@@ -140,14 +140,14 @@ pub(crate) enum Routed {
     Rmcp(Parts),
 }
 
-impl Direct {
+impl HttpBypass {
     pub(crate) fn new(
         shared: Arc<Shared>,
         manager: Option<Arc<LocalSessionManager>>,
         options: &super::http_options::HttpOptions,
         config: &rmcp::transport::StreamableHttpServerConfig,
         stop: CancellationToken,
-    ) -> Direct {
+    ) -> HttpBypass {
         let hosts = config
             .allowed_hosts
             .iter()
@@ -175,7 +175,7 @@ impl Direct {
             None,
             stop.child_token(),
         );
-        Direct {
+        HttpBypass {
             quiet: quiet_loop.peer().clone(),
             _quiet_loop: quiet_loop,
             stateless,
@@ -196,7 +196,7 @@ impl Direct {
     }
 
     /// Records the session rmcp just opened for the `initialize` that carried `claim`.
-    pub(crate) fn opened(&self, id: &str, claim: &Claim) {
+    pub(crate) fn opened(&self, id: &str, claim: &SessionSlot) {
         let (Some(_), Some(state)) = (&self.manager, claim.0.get().cloned()) else {
             return;
         };
