@@ -235,12 +235,12 @@ impl ServedMcp {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
         let mut config = options.config(stop.clone());
-        let (local, sessions, direct) = match &options.sharing {
+        let (local, sessions, bypassable) = match &options.sharing {
             Some(sharing) => {
                 let (local, session_store) = sharing.share(manager);
                 config.session_store = Some(session_store);
                 // Legacy sessions here are shared too (their events are persisted for resumption
-                // elsewhere): only stateless requests take the direct path.
+                // elsewhere): only stateless requests take the bypass.
                 let sessions = Sessions::shared(local.clone(), sharing.clone());
                 (local, sessions, None)
             }
@@ -249,8 +249,8 @@ impl ServedMcp {
                 (local.clone(), Sessions::local(local.clone()), Some(local))
             }
         };
-        let direct = HttpBypass::new(shared.clone(), direct, options, &config, stop.clone());
-        let gate = Gate::new(options, path, local, &config, direct)?;
+        let bypass = HttpBypass::new(shared.clone(), bypassable, options, &config, stop.clone());
+        let gate = Gate::new(options, path, local, &config, bypass)?;
         let service = StreamableHttpService::new(
             move || Ok(super::session::Handler::open(&shared)),
             Arc::new(sessions),

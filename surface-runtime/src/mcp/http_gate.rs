@@ -37,7 +37,7 @@ pub(super) struct Gate {
     /// Where sessions of other instances are found, when rmcp restores them (a Redis store).
     restorable: Option<Arc<dyn SessionStore>>,
     /// The requests answered without rmcp's per-request machinery (`http_bypass.rs`).
-    direct: HttpBypass,
+    bypass: HttpBypass,
     /// The bearer-token check and the sessions' subjects, when the endpoint is protected.
     #[cfg(feature = "auth")]
     pub(super) guard: Option<super::http_auth::Guard>,
@@ -51,7 +51,7 @@ impl Gate {
         path: Option<&str>,
         manager: Arc<LocalSessionManager>,
         config: &StreamableHttpServerConfig,
-        direct: HttpBypass,
+        bypass: HttpBypass,
     ) -> Result<Gate, ServeError> {
         #[cfg(feature = "auth")]
         let guard = match &options.auth {
@@ -73,7 +73,7 @@ impl Gate {
             max_body: config.max_request_body_bytes,
             creating: tokio::sync::Mutex::new(()),
             restorable: config.session_store.clone(),
-            direct,
+            bypass,
             #[cfg(feature = "auth")]
             guard,
             drain: Arc::default(),
@@ -194,7 +194,7 @@ impl Gate {
     /// Ends what this instance holds of the session `id`.
     async fn forget(&self, id: &SessionId) {
         let _ = self.manager.close_session(id).await;
-        self.direct.closed(id);
+        self.bypass.closed(id);
         #[cfg(feature = "auth")]
         if let Some(guard) = &self.guard {
             guard.closed(id);
@@ -231,7 +231,7 @@ impl Gate {
                 return not_found("Not Found: Session not found");
             }
             if let Some(id) = &session {
-                self.direct.closed(id);
+                self.bypass.closed(id);
                 #[cfg(feature = "auth")]
                 if let Some(guard) = &self.guard {
                     guard.closed(id);
@@ -311,7 +311,7 @@ impl Gate {
                     if let (Some(guard), Some(principal)) =
                         (&self.guard, parts.extensions.get::<Arc<crate::Principal>>())
                         && let Some(needed) = super::http_auth::Guard::missing_scope(
-                            &self.direct.shared().current(),
+                            &self.bypass.shared().current(),
                             &message,
                             principal,
                         )
@@ -333,7 +333,7 @@ impl Gate {
                     if initializes {
                         (parts, Problem::Unjudged, true)
                     } else {
-                        match self.direct.route(parts, message, session.as_deref()).await {
+                        match self.bypass.route(parts, message, session.as_deref()).await {
                             Routed::Answered(response) => return response,
                             Routed::Rmcp(parts) => (parts, Problem::Unjudged, false),
                         }
@@ -363,7 +363,7 @@ impl Gate {
                     .get("mcp-session-id")
                     .and_then(|v| v.to_str().ok())
             {
-                self.direct.opened(id, &claim);
+                self.bypass.opened(id, &claim);
                 #[cfg(feature = "auth")]
                 if let (Some(guard), Some(principal)) = (&self.guard, &principal) {
                     let live = self.manager.sessions.read().await;

@@ -159,7 +159,7 @@ impl InFlight {
 
     /// Takes the slot of the direct taking `serial` of `id`: false when it is gone
     /// (cancelled) or `id` now names a later request.
-    fn take_direct(&self, id: &RequestId, serial: u64) -> bool {
+    fn take_bypassed(&self, id: &RequestId, serial: u64) -> bool {
         let mut slots = self.slots();
         match slots.get(id) {
             Some(Slot::Bypass { serial: held, .. }) if *held == serial => {
@@ -196,7 +196,7 @@ pub struct FastTransport<R> {
     owed: VecDeque<Vec<u8>>,
     /// Requests received and not yet answered.
     in_flight: Arc<InFlight>,
-    direct: Option<Box<dyn Bypass>>,
+    bypass: Option<Box<dyn Bypass>>,
     /// What starts a graceful shutdown, and what it cancels when the drain timeout passes.
     drain: Option<(CancellationToken, CancellationToken)>,
     /// Set when the shutdown started: until when its end waits for the requests in flight.
@@ -231,7 +231,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             input_done: false,
             owed: VecDeque::new(),
             in_flight: Arc::default(),
-            direct: None,
+            bypass: None,
             drain: None,
             draining_until: None,
             drain_timeout: limits.drain_timeout,
@@ -250,8 +250,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     }
 
     /// Answers the requests `direct` takes off rmcp's loop.
-    pub(crate) fn with_bypass(mut self, direct: Box<dyn Bypass>) -> Self {
-        self.direct = Some(direct);
+    pub(crate) fn with_bypass(mut self, bypass: Box<dyn Bypass>) -> Self {
+        self.bypass = Some(bypass);
         self
     }
 
@@ -289,11 +289,11 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
         &mut self,
         request: JsonRpcRequest<ClientRequest>,
     ) -> Option<JsonRpcRequest<ClientRequest>> {
-        let Some(direct) = &self.direct else {
+        let Some(bypass) = &self.bypass else {
             return Some(request);
         };
         let id = request.id.clone();
-        let taken = match direct.take(request) {
+        let taken = match bypass.take(request) {
             Ok(taken) => taken,
             Err(request) => return Some(request),
         };
@@ -315,7 +315,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             let answer = taken.answer.await;
             // Gone from the table, or the id held by a later request: cancelled, its permit
             // already back and its answer dropped, as rmcp drops a cancelled request's.
-            if in_flight.take_direct(&id, serial) {
+            if in_flight.take_bypassed(&id, serial) {
                 let sent = frame(&answer)
                     .and_then(|bytes| tx.send(Frame { bytes, permit: true }).map_err(|_| closed()));
                 if sent.is_err() {

@@ -41,11 +41,16 @@ impl<T> Sent<T> {
                 }
             }
         };
-        match got {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(_) => Err(format!("no answer within {} ms", OP_TIMEOUT.as_millis())),
-        }
+        said(got)
+    }
+}
+
+/// A request's answer, a failure as the sentence that ends "the store is unreachable (…): ".
+fn said<T>(got: Answer<T>) -> Result<T, String> {
+    match got {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {} ms", OP_TIMEOUT.as_millis())),
     }
 }
 
@@ -91,19 +96,10 @@ pub(crate) fn spawned<T: Send + 'static>(
 ) -> impl Future<Output = Result<T, String>> + Send + 'static {
     let task = handle.spawn(tokio::time::timeout(OP_TIMEOUT, fut));
     let url = url.to_owned();
-    async move { answered(task.await, &url) }
-}
-
-/// What a store operation run by [`spawned`] answered, as one sentence naming `url` if it failed.
-#[cfg(feature = "http")]
-fn answered<T>(task: Result<Answer<T>, tokio::task::JoinError>, url: &str) -> Result<T, String> {
-    match task {
-        Ok(Ok(Ok(v))) => Ok(v),
-        Ok(Ok(Err(e))) => Err(format!("the store is unreachable ({url}): {e}")),
-        Ok(Err(_)) => Err(format!(
-            "the store is unreachable ({url}): no answer within {} ms",
-            OP_TIMEOUT.as_millis()
-        )),
-        Err(e) => Err(format!("the store's task failed: {e}")),
+    async move {
+        match task.await {
+            Ok(got) => said(got).map_err(|e| format!("the store is unreachable ({url}): {e}")),
+            Err(e) => Err(format!("the store's task failed: {e}")),
+        }
     }
 }
