@@ -172,10 +172,6 @@ async fn plain_requests_answer_as_rmcp_does_in_both_eras() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_may_write_more_than_the_answer_stays_with_rmcp() {
     let (_server, addr) = serve(HttpOptions::loopback(0)).await;
-    // A host that can be asked: a call may send it a request on the POST's stream.
-    let askable = session(addr, json!({"elicitation": {}})).await;
-    let answer = legacy(addr, &askable, 2, "tools/list", json!({})).await;
-    assert!(streamed(&answer), "{answer:?}");
     // A progress token: the progress rides the POST's stream.
     let id = session(addr, json!({})).await;
     let params = json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}});
@@ -206,6 +202,55 @@ async fn what_may_write_more_than_the_answer_stays_with_rmcp() {
     let quiet = modern(addr, "tools/call", call, json!({}), &[]).await;
     assert!(direct(&quiet), "{quiet:?}");
     assert_eq!(quiet.message()["result"]["structuredContent"]["value"], "logged");
+}
+
+/// A host that can be asked takes the direct path too: a call that asks nothing is answered as
+/// JSON, and one that asks turns its `POST` into its own event stream, the request first and
+/// the answer last, as rmcp answers it (the host's answer is a `POST` of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_askable_session_s_call_asks_on_its_own_stream() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    for capabilities in [json!({"elicitation": {}}), json!({"sampling": {}, "roots": {}})] {
+        let askable = session(addr, capabilities).await;
+        let plain = legacy(addr, &askable, 2, "tools/list", json!({})).await;
+        assert!(direct(&plain), "{plain:?}");
+        let call = json!({"name": "test_simple_text", "arguments": {}});
+        let plain = legacy(addr, &askable, 3, "tools/call", call).await;
+        assert!(direct(&plain), "{plain:?}");
+    }
+    let askable = session(addr, json!({"elicitation": {}})).await;
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "test_elicitation", "arguments": {"message": "Who are you?"}}});
+    let headers = [
+        JSON,
+        ACCEPT,
+        ("Mcp-Session-Id", askable.as_str()),
+        ("MCP-Protocol-Version", LEGACY),
+    ];
+    let mut stream = common::raw_http::Listen::post(addr, &headers, &call).await;
+    let asked = stream.next().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(asked["params"]["message"], "Who are you?", "{asked}");
+    assert!(
+        stream
+            .raw()
+            .to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{}",
+        stream.raw()
+    );
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "action": "accept", "content": {"username": "ada", "email": "ada@example.com"}}});
+    assert_eq!(legacy_post(addr, &askable, &reply, &[]).await.status, 202);
+    let answer = stream.next().await;
+    assert_eq!(answer["id"], 4, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("accept") && text.contains("ada@example.com"),
+        "{answer}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -232,12 +232,24 @@ pub struct Listen {
 
 impl Listen {
     pub async fn open(addr: SocketAddr, body: &Value) -> Listen {
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "subscriptions/listen"),
+        ];
+        Listen::post(addr, &headers, body).await
+    }
+
+    /// Any POST of `body` with `headers` to `addr`'s `/mcp`, read as its SSE events arrive.
+    pub async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Listen {
         let body = body.to_string();
         let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
+        let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
         tcp.write_all(head.as_bytes()).await.unwrap();
         tcp.write_all(body.as_bytes()).await.unwrap();
         Listen {
@@ -245,6 +257,11 @@ impl Listen {
             raw: String::new(),
             seen: 0,
         }
+    }
+
+    /// The response's head and what was read of its body so far.
+    pub fn raw(&self) -> &str {
+        &self.raw
     }
 
     /// The next JSON-RPC message of the stream (each SSE event is one `data:` line).

@@ -28,10 +28,10 @@ use crate::ask::{Answer, Ask, AskError, Role, Root, Sample, Sampled};
 use crate::failure::Failure;
 use futures::task::AtomicWaker;
 use rmcp::model::{
-    ClientCapabilities, ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion, RequestStateCodec, SealOptions, ServerRequest,
+    ClientCapabilities, ErrorData, GetExtensions, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ProtocolVersion, RequestId, RequestStateCodec, SealOptions, ServerRequest,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext, ServiceError};
+use rmcp::service::{OriginatingRequestId, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -67,8 +67,9 @@ struct Rounds {
 }
 
 enum Era {
-    /// The session's peer, and how long an ask waits for its answer.
-    Legacy(Peer<RoleServer>, Duration),
+    /// The session's peer, how long an ask waits for its answer, and the id of the call that
+    /// asks (its requests ride that call's own stream).
+    Legacy(Peer<RoleServer>, Duration, RequestId),
     Modern(Rounds),
     /// A task tool's call (tasks.rs), before and after it becomes a task: a question asked with
     /// [`Asking::before_task`](crate::ask::Asking::before_task) is an `input_required` round of
@@ -185,7 +186,7 @@ impl CallAsks {
         let capability = ask.capability();
         let declared = match (&self.capabilities, &self.era) {
             (Capabilities::Known(caps), _) => declares(caps, capability),
-            (Capabilities::Session, Era::Legacy(peer, _)) => peer
+            (Capabilities::Session, Era::Legacy(peer, ..)) => peer
                 .peer_info()
                 .is_some_and(|info| declares(&info.capabilities, capability)),
             (Capabilities::Session, _) => false,
@@ -205,9 +206,9 @@ impl CallAsks {
         };
         let inputs = match &self.era {
             Era::Deferred(_, hand) if !before_task || hand.task.get().is_some() => hand.task().await,
-            Era::Legacy(peer, timeout) => {
+            Era::Legacy(peer, timeout, origin) => {
                 super::observe::asked(method);
-                let answer = send(peer, method, params, *timeout).await?;
+                let answer = send(peer, origin, method, params, *timeout).await?;
                 return parse_answer(&ask, &answer);
             }
             Era::Modern(rounds) | Era::Deferred(rounds, _) => {
@@ -284,15 +285,22 @@ fn request_of(ask: &Ask) -> (&'static str, Value) {
 
 /// Sends a legacy session the request and answers the result as JSON, waiting at most
 /// `timeout` (then rmcp tells the host the request is cancelled and forgets it).
+///
+/// The request is marked as the call `origin`'s, so that it rides that call's own stream
+/// (SEP-2260) even from a task the call spawned, or from a call answered off rmcp's loop.
 async fn send(
     peer: &Peer<RoleServer>,
+    origin: &RequestId,
     method: &str,
     params: Value,
     timeout: Duration,
 ) -> Result<Value, AskError> {
     let failed = |e: &dyn std::fmt::Display| AskError::Failed(format!("{method}: {e}"));
-    let request: ServerRequest = serde_json::from_value(json!({ "method": method, "params": params }))
+    let mut request: ServerRequest = serde_json::from_value(json!({ "method": method, "params": params }))
         .map_err(|e| AskError::Failed(format!("cannot encode the {method} request: {e}")))?;
+    request
+        .extensions_mut()
+        .insert(OriginatingRequestId(origin.clone()));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
         .await
@@ -438,7 +446,7 @@ impl Round {
                 None => Capabilities::Session,
             };
             return Ok(Round::new(
-                Era::Legacy(context.peer.clone(), ask_timeout),
+                Era::Legacy(context.peer.clone(), ask_timeout, context.id.clone()),
                 capabilities,
                 Vec::new(),
             ));

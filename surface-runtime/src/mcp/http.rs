@@ -39,6 +39,7 @@
 //! [`HttpOptions::keep_alive_timeout`] (`http_conn.rs`).
 
 use super::http_bypass::HttpBypass;
+use super::http_call_streams::CallStreams;
 use super::http_gate::{Gate, Service};
 use super::http_options::HttpOptions;
 use super::http_response::Response;
@@ -246,7 +247,9 @@ impl ServedMcp {
             }
             None => {
                 let local = Arc::new(manager);
-                (local.clone(), Sessions::local(local.clone()), Some(local))
+                let calls = Arc::new(CallStreams::default());
+                let sessions = Sessions::local(local.clone(), calls.clone());
+                (local.clone(), sessions, Some((local, calls)))
             }
         };
         let bypass = HttpBypass::new(shared.clone(), bypassable, options, &config, stop.clone());

@@ -25,17 +25,19 @@
 //! - stateless: the request's `_meta` carries every key 2026-07-28 requires, for exactly that
 //!   version, and there is no `Mcp-Session-Id`;
 //! - legacy session: the session is one this server opened and rmcp still holds (never one
-//!   shared through a Redis store, whose events rmcp persists for other instances), its client
-//!   sent `notifications/initialized`, and it declared none of `elicitation`, `sampling` or
-//!   `roots` — a call in such a session can never send the client a request (the asks fail
-//!   `Unsupported` without a message), and its log messages go to the standalone `GET` stream
-//!   through the session's own peer exactly as they do from rmcp's loop.
+//!   shared through a Redis store, whose events rmcp persists for other instances), and its
+//!   client sent `notifications/initialized`. Its log messages go to the standalone `GET`
+//!   stream through the session's own peer exactly as they do from rmcp's loop. When its client
+//!   declared `elicitation`, `sampling` or `roots`, a call may ask it something: the answer is
+//!   plain JSON until the call's first request to the host, which turns it into the call's own
+//!   event stream ([`super::http_call_streams`]), as rmcp would have answered it.
 //!
 //! A legacy session's requests answered here are still messages to it: the session's idle
 //! timer is reset through rmcp's worker at most every quarter of the timeout (and at least
 //! every second), and `notifications/cancelled` for a request answered here cancels it (its
 //! `POST` then ends with an empty event stream, as rmcp ends a cancelled request's stream).
 
+use super::http_call_streams::CallStreams;
 use super::http_response::{Response, jsonrpc_body};
 use super::served::Shared;
 use super::session::{Handler, Session, SessionState};
@@ -47,7 +49,7 @@ use hyper::http::request::Parts;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta,
     GetPromptRequest, JsonRpcMessage, JsonRpcRequest, JsonRpcVersion2_0, ListToolsRequest, ProtocolVersion,
-    ReadResourceRequest, RequestId, ServerJsonRpcMessage,
+    ReadResourceRequest, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -65,7 +67,8 @@ struct Live {
     state: Weak<SessionState>,
     /// The client sent `notifications/initialized`.
     ready: AtomicBool,
-    /// The client declared a capability a call may use to ask it something.
+    /// The client declared a capability a call may use to ask it something: its calls' requests
+    /// to it ride their own streams.
     askable: bool,
     /// Requests answered here and not yet done, to cancel on `notifications/cancelled`; each
     /// under the serial of its taking, so a call that ends after its id was cancelled and
@@ -106,6 +109,19 @@ impl Live {
     }
 }
 
+/// A request id taken in a session, freed when its call ends (or its `POST` is dropped).
+struct Taken {
+    live: Arc<Live>,
+    id: RequestId,
+    serial: u64,
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.live.release(&self.id, self.serial);
+    }
+}
+
 /// A host allowed in `Host`: a name, and a port when the entry names one.
 struct AllowedHost {
     host: String,
@@ -115,9 +131,10 @@ struct AllowedHost {
 /// The direct path of one HTTP server.
 pub(crate) struct HttpBypass {
     shared: Arc<Shared>,
-    /// rmcp's table of legacy sessions; none when those sessions are shared through Redis
-    /// (they then always go through rmcp, which persists their events).
-    manager: Option<Arc<LocalSessionManager>>,
+    /// rmcp's table of legacy sessions, and where their calls' requests to the host go; none
+    /// when those sessions are shared through Redis (they then always go through rmcp, which
+    /// persists their events).
+    manager: Option<(Arc<LocalSessionManager>, Arc<CallStreams>)>,
     hosts: Vec<AllowedHost>,
     keep_alive: Option<Duration>,
     stop: CancellationToken,
@@ -143,7 +160,7 @@ pub(crate) enum Routed {
 impl HttpBypass {
     pub(crate) fn new(
         shared: Arc<Shared>,
-        manager: Option<Arc<LocalSessionManager>>,
+        manager: Option<(Arc<LocalSessionManager>, Arc<CallStreams>)>,
         options: &super::http_options::HttpOptions,
         config: &rmcp::transport::StreamableHttpServerConfig,
         stop: CancellationToken,
@@ -313,7 +330,7 @@ impl HttpBypass {
                 let Some(live) = self.live(id) else {
                     return Routed::Rmcp(parts);
                 };
-                if live.askable || !live.ready.load(Ordering::Acquire) {
+                if !live.ready.load(Ordering::Acquire) {
                     return Routed::Rmcp(parts);
                 }
                 self.in_session(id, live, parts, request).await
@@ -389,7 +406,7 @@ impl HttpBypass {
         request: JsonRpcRequest<ClientRequest>,
     ) -> Routed {
         // rmcp's table is the truth about whether the session still exists.
-        let Some(manager) = &self.manager else {
+        let Some((manager, calls)) = &self.manager else {
             return Routed::Rmcp(parts);
         };
         let handle = manager.sessions.read().await.get(id).cloned();
@@ -407,6 +424,14 @@ impl HttpBypass {
             // An id already in flight here: let rmcp judge the duplicate.
             return Routed::Rmcp(parts);
         };
+        let mut asks = live
+            .askable
+            .then(|| calls.open(Arc::from(id), request_id.clone()));
+        let taken = Taken {
+            live,
+            id: request_id.clone(),
+            serial,
+        };
         let handler = Handler::new(self.shared.clone(), state);
         let mut inner = request.request;
         let mut context = super::fast::context(&mut inner, request.id, peer, ct.child_token());
@@ -414,23 +439,29 @@ impl HttpBypass {
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
         // sessions run it to the end too).
         // Boxed: the dispatch future is large, and a task moves what it is given a few times.
-        let call = tokio::spawn(Box::pin(async move {
+        let mut call = tokio::spawn(Box::pin(async move {
             super::fast::dispatch(handler, inner, context).await
         }));
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.
             biased;
             _ = ct.cancelled() => None,
-            answer = call => Some(answer),
+            answer = &mut call => Some(answer),
+            Some(asked) = async {
+                match &mut asks {
+                    Some(asks) => asks.next().await,
+                    None => None,
+                }
+            } => {
+                // The call asks its host something: from here the answer is its own stream.
+                let Some(asks) = asks else { unreachable!("an ask came from a call stream") };
+                let answer = async move { answer_of(call.await, request_id) };
+                return Routed::Answered(super::http_call_streams::streamed(asked, asks, answer, ct, taken));
+            }
         };
-        live.release(&request_id, serial);
+        drop(taken);
         let message = match answer {
-            Some(Ok(Ok(result))) => ServerJsonRpcMessage::response(result, request_id),
-            Some(Ok(Err(error))) => ServerJsonRpcMessage::error(error, Some(request_id)),
-            Some(Err(join)) => ServerJsonRpcMessage::error(
-                rmcp::ErrorData::internal_error(format!("the request failed: {join}"), None),
-                Some(request_id),
-            ),
+            Some(answer) => answer_of(answer, request_id),
             // Cancelled: no answer, as rmcp's stream for a cancelled request ends without one.
             None => {
                 return Routed::Answered(
@@ -581,6 +612,21 @@ fn keep_parts(mut parts: Parts, context: &mut RequestContext<RoleServer>) {
         context.extensions.insert(principal);
     }
     super::observe::keep_headers(&parts, &mut context.extensions);
+}
+
+/// The message answering request `id`, from how its spawned call ended.
+fn answer_of(
+    ended: Result<Result<ServerResult, rmcp::ErrorData>, tokio::task::JoinError>,
+    id: RequestId,
+) -> ServerJsonRpcMessage {
+    match ended {
+        Ok(Ok(result)) => ServerJsonRpcMessage::response(result, id),
+        Ok(Err(error)) => ServerJsonRpcMessage::error(error, Some(id)),
+        Err(join) => ServerJsonRpcMessage::error(
+            rmcp::ErrorData::internal_error(format!("the request failed: {join}"), None),
+            Some(id),
+        ),
+    }
 }
 
 /// The HTTP status rmcp's stateless path gives an error answer.

@@ -6,6 +6,7 @@
 //! session and a client can resume its stream there; this module only tells the backend when a
 //! session is used or closed and where a resumption starts.
 
+use super::http_call_streams::{CallStreams, Diverting};
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::RestoreOutcome;
@@ -48,17 +49,24 @@ pub use super::task_sharing::Pending;
 pub(crate) struct Sessions {
     local: Arc<LocalSessionManager>,
     shared: Option<Arc<dyn SessionSharing>>,
+    /// The streams of calls the bypass answers, where their requests to the host go.
+    calls: Arc<CallStreams>,
 }
 
 impl Sessions {
-    pub(crate) fn local(local: Arc<LocalSessionManager>) -> Self {
-        Sessions { local, shared: None }
+    pub(crate) fn local(local: Arc<LocalSessionManager>, calls: Arc<CallStreams>) -> Self {
+        Sessions {
+            local,
+            shared: None,
+            calls,
+        }
     }
 
     pub(crate) fn shared(local: Arc<LocalSessionManager>, sharing: Arc<dyn SessionSharing>) -> Self {
         Sessions {
             local,
             shared: Some(sharing),
+            calls: Arc::default(),
         }
     }
 
@@ -71,10 +79,12 @@ impl Sessions {
 
 impl SessionManager for Sessions {
     type Error = LocalSessionManagerError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
+    type Transport = Diverting<<LocalSessionManager as SessionManager>::Transport>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.local.create_session().await
+        let (id, transport) = self.local.create_session().await?;
+        let transport = Diverting::new(transport, id.clone(), self.calls.clone());
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -134,7 +144,13 @@ impl SessionManager for Sessions {
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.local.restore_session(id).await
+        Ok(match self.local.restore_session(id.clone()).await? {
+            RestoreOutcome::Restored(transport) => {
+                RestoreOutcome::Restored(Diverting::new(transport, id, self.calls.clone()))
+            }
+            RestoreOutcome::AlreadyPresent => RestoreOutcome::AlreadyPresent,
+            _ => RestoreOutcome::NotSupported,
+        })
     }
 
     /// Shared: none — rmcp persists a stateless response stream through this store in a task

@@ -41,6 +41,8 @@ mod http_auth;
 #[cfg(feature = "http")]
 mod http_bypass;
 #[cfg(feature = "http")]
+mod http_call_streams;
+#[cfg(feature = "http")]
 mod http_conn;
 #[cfg(feature = "http")]
 mod http_gate;
