@@ -38,13 +38,13 @@
 //! `POST` then ends with an empty event stream, as rmcp ends a cancelled request's stream).
 
 use super::http_call_streams::CallStreams;
+use super::http_headers::{HeaderChecks, MCP_PROTOCOL_VERSION, single, standard_headers_match};
 use super::http_response::{Response, jsonrpc_body};
 use super::served::Shared;
 use super::session::{Handler, Session, SessionState};
 use crate::sync::lock;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::header::HeaderName;
 use hyper::http::request::Parts;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta,
@@ -122,12 +122,6 @@ impl Drop for Taken {
     }
 }
 
-/// A host allowed in `Host`: a name, and a port when the entry names one.
-struct AllowedHost {
-    host: String,
-    port: Option<u16>,
-}
-
 /// The direct path of one HTTP server.
 pub(crate) struct HttpBypass {
     shared: Arc<Shared>,
@@ -135,7 +129,7 @@ pub(crate) struct HttpBypass {
     /// when those sessions are shared through Redis (they then always go through rmcp, which
     /// persists their events).
     manager: Option<(Arc<LocalSessionManager>, Arc<CallStreams>)>,
-    hosts: Vec<AllowedHost>,
+    checks: HeaderChecks,
     keep_alive: Option<Duration>,
     stop: CancellationToken,
     sessions: RwLock<HashMap<Arc<str>, Arc<Live>>>,
@@ -165,26 +159,7 @@ impl HttpBypass {
         config: &rmcp::transport::StreamableHttpServerConfig,
         stop: CancellationToken,
     ) -> HttpBypass {
-        let hosts = config
-            .allowed_hosts
-            .iter()
-            .filter_map(|h| {
-                let h = h.trim();
-                if h.is_empty() {
-                    return None;
-                }
-                Some(match hyper::http::uri::Authority::try_from(h) {
-                    Ok(a) => AllowedHost {
-                        host: normalize(a.host()),
-                        port: a.port_u16(),
-                    },
-                    Err(_) => AllowedHost {
-                        host: normalize(h),
-                        port: None,
-                    },
-                })
-            })
-            .collect();
+        let checks = HeaderChecks::new(config);
         let stateless = Handler::open(&shared);
         let quiet_loop = rmcp::service::serve_directly_with_ct(
             Session::new(stateless.clone()),
@@ -198,7 +173,7 @@ impl HttpBypass {
             stateless,
             shared,
             manager,
-            hosts,
+            checks,
             keep_alive: options.session_idle_timeout,
             stop,
             sessions: RwLock::new(HashMap::new()),
@@ -294,7 +269,7 @@ impl HttpBypass {
             }
             _ => return Routed::Rmcp(parts),
         };
-        if !super::fast::answers_only(&request.request) || !self.headers_pass(&parts.headers) {
+        if !super::fast::answers_only(&request.request) || !self.checks.pass(&parts.headers) {
             return Routed::Rmcp(parts);
         }
         let meta = request.request.get_meta();
@@ -337,42 +312,6 @@ impl HttpBypass {
             }
             _ => Routed::Rmcp(parts),
         }
-    }
-
-    /// The DNS-rebinding and media-type checks rmcp makes first, judged conservatively: a
-    /// request this passes, rmcp would pass too.
-    fn headers_pass(&self, headers: &hyper::HeaderMap) -> bool {
-        if headers.contains_key(hyper::header::ORIGIN) {
-            return false;
-        }
-        let Some(Ok(host)) = single(headers, &hyper::header::HOST) else {
-            return false;
-        };
-        let Some((host, port)) = split_authority(host) else {
-            return false;
-        };
-        let allowed = self.hosts.is_empty()
-            || self
-                .hosts
-                .iter()
-                .any(|a| a.host.eq_ignore_ascii_case(host) && a.port.is_none_or(|p| port == Some(p)));
-        if !allowed {
-            return false;
-        }
-        let (mut json, mut sse) = (false, false);
-        for value in headers.get_all(hyper::header::ACCEPT) {
-            let Ok(value) = value.to_str() else { return false };
-            if value.contains('"') {
-                return false;
-            }
-            for entry in value.split(',') {
-                // An entry with parameters (a quality of 0, say) is not counted: rmcp decides.
-                let entry = entry.trim();
-                json |= entry.eq_ignore_ascii_case("application/json");
-                sse |= entry.eq_ignore_ascii_case("text/event-stream");
-            }
-        }
-        json && sse
     }
 
     /// A 2026-07-28 request: the handler's answer as `application/json`, with the HTTP status
@@ -546,62 +485,6 @@ pub(crate) fn parse(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
     }
 }
 
-/// SEP-2243: `Mcp-Method` names the body's method and `Mcp-Name` its tool, prompt or URI,
-/// each exactly once and spelled plainly (rmcp answers anything else, right or wrong).
-fn standard_headers_match(headers: &hyper::HeaderMap, request: &ClientRequest) -> bool {
-    if single(headers, &MCP_METHOD) != Some(Ok(request.method())) {
-        return false;
-    }
-    let name = match request {
-        ClientRequest::CallToolRequest(r) => Some(r.params.name.as_ref()),
-        ClientRequest::GetPromptRequest(r) => Some(r.params.name.as_str()),
-        ClientRequest::ReadResourceRequest(r) => Some(r.params.uri.as_str()),
-        _ => None,
-    };
-    match name {
-        Some(name) => !name.starts_with("=?") && single(headers, &MCP_NAME) == Some(Ok(name)),
-        None => true,
-    }
-}
-
-/// The one value of header `name`: `None` when absent, `Err` when repeated or not text.
-fn single<'a>(headers: &'a hyper::HeaderMap, name: &HeaderName) -> Option<Result<&'a str, ()>> {
-    let mut values = headers.get_all(name).iter();
-    let first = values.next()?;
-    if values.next().is_some() {
-        return Some(Err(()));
-    }
-    Some(first.to_str().map_err(|_| ()))
-}
-
-const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-
-/// `host[:port]` or `[v6]:port`, strictly: a host allowed by name with digits for a port is an
-/// authority rmcp's parse accepts too; anything unusual is `None` (and goes to rmcp).
-fn split_authority(value: &str) -> Option<(&str, Option<u16>)> {
-    let (host, port) = match value.strip_prefix('[') {
-        Some(rest) => rest.split_once(']')?,
-        None => match value.rfind(':') {
-            Some(i) => value.split_at(i),
-            None => (value, ""),
-        },
-    };
-    if port.is_empty() {
-        return Some((host, None));
-    }
-    let digits = port.strip_prefix(':')?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((host, Some(digits.parse().ok()?)))
-}
-
-fn normalize(host: &str) -> String {
-    host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
-}
-
 /// What the handler reads of the HTTP parts rmcp's loop puts in a context's extensions: only
 /// the caller's [`Principal`](crate::Principal) and the observed headers go in, since each
 /// extension costs an allocation to put there and another to drop.
@@ -741,24 +624,6 @@ mod tests {
                 (Err(_), Err(_)) => {}
                 (fast, slow) => panic!("{body}: {fast:?} vs {slow:?}"),
             }
-        }
-    }
-
-    #[test]
-    fn authorities_split_strictly() {
-        assert_eq!(split_authority("localhost"), Some(("localhost", None)));
-        assert_eq!(split_authority("127.0.0.1:8080"), Some(("127.0.0.1", Some(8080))));
-        assert_eq!(split_authority("[::1]:80"), Some(("::1", Some(80))));
-        assert_eq!(split_authority("[::1]"), Some(("::1", None)));
-        for odd in [
-            "localhost:",
-            "localhost:x",
-            "localhost:99999",
-            "[::1",
-            "[::1]x",
-            "a:b:c",
-        ] {
-            assert_eq!(split_authority(odd), None, "{odd}");
         }
     }
 }

@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+mod ask_requests;
 mod asking;
 mod caller;
 mod cancel;
@@ -46,6 +47,8 @@ mod http_call_streams;
 mod http_conn;
 #[cfg(feature = "http")]
 mod http_gate;
+#[cfg(feature = "http")]
+mod http_headers;
 #[cfg(feature = "http")]
 mod http_options;
 #[cfg(feature = "http")]
