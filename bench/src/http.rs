@@ -165,10 +165,16 @@ impl Client {
     /// Opens a legacy session: `initialize` (the version the server answers is kept) and
     /// `notifications/initialized`.
     pub async fn initialize(&mut self) -> Result<(), Failure> {
+        self.initialize_declaring(json!({})).await
+    }
+
+    /// [`initialize`](Self::initialize) for a client that declares `capabilities` (say
+    /// `elicitation`, which lets a call ask it something).
+    pub async fn initialize_declaring(&mut self, capabilities: Value) -> Result<(), Failure> {
         self.version = LEGACY.to_owned();
         let id = self.id();
         let init = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-            "protocolVersion": LEGACY, "capabilities": {},
+            "protocolVersion": LEGACY, "capabilities": capabilities,
             "clientInfo": {"name": "surface-bench", "version": "0"}}});
         let answer = self.post(&init, &[]).await?;
         let reply = answer

@@ -17,8 +17,10 @@
 //!
 //! Modes: `legacy` (every client opens a session with `initialize`, then sends
 //! `Mcp-Session-Id`; the answer comes in the `POST`'s response, as SSE or as JSON, as the server
-//! chooses) for every server, and `stateless` (2026-07-28 requests, no session) for the servers
-//! named by `--stateless`.
+//! chooses) for every server, `stateless` (2026-07-28 requests, no session) for the servers
+//! named by `--stateless`, and `askable` (legacy sessions whose client declares `elicitation`,
+//! `sampling` and `roots`, as most desktop hosts do, so a call could ask it something) for the
+//! servers named by `--askable`.
 //! The server runs pinned to CPU 0 and this generator to CPU 1 (`--no-pin` to not), so the
 //! figures are the server's work on one core, not the two fighting over both.
 //!
@@ -43,6 +45,7 @@ struct Config {
     out: Option<String>,
     servers: Vec<(String, Vec<String>)>,
     stateless: Vec<String>,
+    askable: Vec<String>,
     /// The bearer token each named server's clients send.
     bearers: BTreeMap<String, String>,
     pin: bool,
@@ -60,6 +63,7 @@ fn config() -> Config {
         out: None,
         servers: Vec::new(),
         stateless: Vec::new(),
+        askable: Vec::new(),
         bearers: BTreeMap::new(),
         pin: true,
     };
@@ -80,6 +84,7 @@ fn config() -> Config {
             "--subject" => c.subject = v,
             "--out" => c.out = Some(v),
             "--stateless" => c.stateless = v.split(',').map(str::to_owned).collect(),
+            "--askable" => c.askable = v.split(',').map(str::to_owned).collect(),
             "--bearer" => {
                 let (name, token) = v.split_once('=').expect("--bearer NAME=TOKEN");
                 c.bearers.insert(name.to_owned(), token.to_owned());
@@ -101,6 +106,7 @@ fn config() -> Config {
 enum Mode {
     Legacy,
     Stateless,
+    Askable,
 }
 
 impl Mode {
@@ -108,6 +114,15 @@ impl Mode {
         match self {
             Mode::Legacy => "legacy sessions",
             Mode::Stateless => "stateless 2026-07-28",
+            Mode::Askable => "legacy, askable host",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Mode::Legacy => "legacy",
+            Mode::Stateless => "stateless",
+            Mode::Askable => "askable",
         }
     }
 }
@@ -127,8 +142,13 @@ const STOP: u8 = 2;
 async fn open(server: &Server, mode: Mode) -> Result<Client, String> {
     let mut c = connect(server.addr, "/mcp").await.map_err(|e| e.to_string())?;
     c.bearer = server.bearer.clone();
-    if mode == Mode::Legacy {
-        c.initialize().await.map_err(|e| e.to_string())?;
+    match mode {
+        Mode::Legacy => c.initialize().await.map_err(|e| e.to_string())?,
+        Mode::Askable => c
+            .initialize_declaring(json!({"elicitation": {}, "sampling": {}, "roots": {}}))
+            .await
+            .map_err(|e| e.to_string())?,
+        Mode::Stateless => {}
     }
     Ok(c)
 }
@@ -264,6 +284,9 @@ fn main() {
         if c.stateless.iter().any(|s| s == name) {
             m.push(Mode::Stateless);
         }
+        if c.askable.iter().any(|s| s == name) {
+            m.push(Mode::Askable);
+        }
         m
     };
     let mut runs: BTreeMap<Key, Vec<Level>> = BTreeMap::new();
@@ -384,7 +407,7 @@ fn main() {
                             r.map_or("–".into(), |r| format!("{r:.2}"))
                         );
                         json_levels.insert(
-                            format!("{name}/{}/{clients}", if mode == Mode::Legacy { "legacy" } else { "stateless" }),
+                            format!("{name}/{}/{clients}", mode.key()),
                             json!({"calls_per_s": rate, "p50_ms": p50, "p99_ms": p99, "rss_mib": rss, "subject_ratio": r}),
                         );
                     }
@@ -462,7 +485,11 @@ fn main() {
                     .is_some_and(|r| median(r.clone()) <= 1.0 / 0.9)
             })
         });
-        v["met"] = if failed.is_empty() { Value::Bool(within) } else { Value::Null };
+        v["met"] = if failed.is_empty() {
+            Value::Bool(within)
+        } else {
+            Value::Null
+        };
         verdicts.push(v);
     }
     if c.servers.iter().any(|(n, _)| n == "ts-sdk") {
