@@ -1,7 +1,7 @@
 //! One writer loop for every face that answers through a queue (the stdio MCP transport, the
 //! wire daemon, the wire dialer): wait for one item, take whatever else is already queued,
 //! write it all at once and flush once — one system call for a burst of answers, none while
-//! idle. This file depends on tokio only: the benchmarks include it with the stdio transport.
+//! idle. It depends on tokio only, so the wire face uses it without rmcp.
 
 use std::future::Future;
 use std::io;
