@@ -47,9 +47,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::http::request::Parts;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta,
-    GetPromptRequest, JsonRpcMessage, JsonRpcRequest, JsonRpcVersion2_0, ListToolsRequest, ProtocolVersion,
-    ReadResourceRequest, RequestId, ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcRequest,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -440,51 +439,6 @@ impl HttpBypass {
     }
 }
 
-/// Reads a `POST` body as rmcp does (`ClientJsonRpcMessage`), but method first: a body naming
-/// one of the plain requests is read straight into that request's type (rmcp's own
-/// deserializer, `_meta` and all) instead of through the untagged `ClientRequest`, which tries
-/// its variants in turn and builds a formatted error for each that fails. Anything else, or a
-/// body the typed read refuses, takes the generic read.
-pub(crate) fn parse(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
-    /// The envelope of a request; `params` is skipped here.
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        jsonrpc: Option<JsonRpcVersion2_0>,
-        id: Option<RequestId>,
-        #[serde(borrow, default)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    /// The request read from the same object: `T` reads `method` and `params` and ignores
-    /// `jsonrpc` and `id`, as it does under `JsonRpcRequest`'s flatten, without buffering the
-    /// whole message first.
-    fn typed<T>(body: &[u8], id: RequestId) -> Option<ClientJsonRpcMessage>
-    where
-        T: serde::de::DeserializeOwned,
-        ClientRequest: From<T>,
-    {
-        let request = serde_json::from_slice::<T>(body).ok()?;
-        Some(JsonRpcMessage::request(ClientRequest::from(request), id))
-    }
-    let typed = match serde_json::from_slice::<Envelope>(body) {
-        Ok(Envelope {
-            jsonrpc: Some(_),
-            id: Some(id),
-            method: Some(method),
-        }) => match method.as_ref() {
-            "tools/call" => typed::<CallToolRequest>(body, id),
-            "resources/read" => typed::<ReadResourceRequest>(body, id),
-            "prompts/get" => typed::<GetPromptRequest>(body, id),
-            "tools/list" => typed::<ListToolsRequest>(body, id),
-            _ => None,
-        },
-        _ => None,
-    };
-    match typed {
-        Some(message) => Ok(message),
-        None => serde_json::from_slice(body),
-    }
-}
-
 /// What the handler reads of the HTTP parts rmcp's loop puts in a context's extensions: only
 /// the caller's [`Principal`](crate::Principal) and the observed headers go in, since each
 /// extension costs an allocation to put there and another to drop.
@@ -595,35 +549,5 @@ mod tests {
         assert!(second.is_cancelled(), "the new call is still cancellable");
         live.release(&id, new);
         assert!(live.take(&id, &CancellationToken::new()).is_some());
-    }
-
-    /// The method-first read gives exactly what rmcp's generic read gives.
-    #[test]
-    fn method_first_parsing_reads_what_the_generic_read_does() {
-        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"progressToken":7,"x":[1,2.5,1e300,-0.0,18446744073709551615]}"#;
-        let bodies = [
-            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"a","arguments":{{"n":1.25,"big":123456789012345678,"s":"\u00e9"}},{meta}}}}}"#),
-            format!(r#"{{"params":{{{meta},"name":"a"}},"method":"tools/call","id":"x-1","jsonrpc":"2.0"}}"#),
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{},"inputResponses":{"k":{"action":"accept","content":{"name":"Ada"}}},"requestState":"s"}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x://y/1"}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"c"}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"a"}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{}}}"#.to_owned(),
-            r#"{"jsonrpc":"1.0","id":9,"method":"tools/call","params":{"name":"a"}}"#.to_owned(),
-            r#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#.to_owned(),
-        ];
-        for body in &bodies {
-            let fast = parse(body.as_bytes()).map(|m| serde_json::to_value(m).unwrap());
-            let slow = serde_json::from_slice::<ClientJsonRpcMessage>(body.as_bytes())
-                .map(|m| serde_json::to_value(m).unwrap());
-            match (fast, slow) {
-                (Ok(fast), Ok(slow)) => assert_eq!(fast, slow, "{body}"),
-                (Err(_), Err(_)) => {}
-                (fast, slow) => panic!("{body}: {fast:?} vs {slow:?}"),
-            }
-        }
     }
 }

@@ -1,11 +1,14 @@
-//! The stdio face's JSON-RPC codec: what one input line is ([`decode_line`], a pure function,
-//! fuzzed), the error answer a line that is no request is owed ([`error_answer`], with
-//! JSON-RPC's named codes), and a stateless outline of a line's shape ([`outline`]) that finds
-//! its `id` even in a line serde cannot hold. [`super::transport`] reads and writes with it;
-//! the benchmarks and the fuzz targets reach it through `mcp::__transport`.
+//! The MCP face's JSON-RPC codec: one read of a message, method first, for a stdio line and an
+//! HTTP body alike ([`read_message`]); what one stdio input line is ([`decode_line`], a pure
+//! function, fuzzed), the error answer a line that is no request is owed ([`error_answer`], with
+//! JSON-RPC's named codes, which the HTTP face's own answers use too), and a stateless outline
+//! of a line's shape ([`outline`]) that finds its `id` even in a line serde cannot hold.
+//! [`super::transport`] reads and writes with it, and the HTTP gate reads each `POST` body with
+//! it; the benchmarks and the fuzz targets reach it through `mcp::__transport`.
 
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, JsonRpcRequest, RequestId,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, GetPromptRequest, JsonRpcMessage,
+    JsonRpcVersion2_0, ListToolsRequest, ReadResourceRequest, RequestId,
 };
 
 /// A UTF-8 byte order mark, stripped from the start of a line as rmcp's own transport does.
@@ -48,17 +51,7 @@ pub fn decode_line(line: &[u8]) -> Decoded {
     if line.trim_ascii().is_empty() {
         return Decoded::Ignore;
     }
-    // Tried first on every line: another method stops it at its `method` (no scan for the
-    // method before it, which cost a third of the read).
-    if let Ok(call) = serde_json::from_slice::<ToolsCall>(line) {
-        return Decoded::Message(call.into_message());
-    }
-    if tools_call(line)
-        && let Ok(r) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line)
-    {
-        return Decoded::Message(JsonRpcMessage::request(ClientRequest::from(r.request), r.id));
-    }
-    let parsed = serde_json::from_slice::<ClientJsonRpcMessage>(line);
+    let parsed = read_message(line);
     if let Ok(m) = &parsed
         && !matches!(m, JsonRpcMessage::Notification(_))
     {
@@ -197,14 +190,54 @@ impl ToolsCall {
     }
 }
 
-/// Whether the line names `tools/call` at its top level (cheap: no allocation).
-fn tools_call(line: &[u8]) -> bool {
+/// Reads a message (a stdio line, a `POST` body) as rmcp does (`ClientJsonRpcMessage`), but method first: a body naming
+/// one of the plain requests is read straight into that request's type (rmcp's own
+/// deserializer, `_meta` and all) instead of through the untagged `ClientRequest`, which tries
+/// its variants in turn and builds a formatted error for each that fails. Anything else, or a
+/// body the typed read refuses, takes the generic read.
+pub(crate) fn read_message(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
+    // Tried first: another method stops it at its `method` (no scan for the method before it,
+    // which cost a third of the read).
+    if let Ok(call) = serde_json::from_slice::<ToolsCall>(body) {
+        return Ok(call.into_message());
+    }
+    /// The envelope of a request; `params` is skipped here.
     #[derive(serde::Deserialize)]
-    struct Peek<'a> {
+    struct Envelope<'a> {
+        jsonrpc: Option<JsonRpcVersion2_0>,
+        id: Option<RequestId>,
         #[serde(borrow, default)]
         method: Option<std::borrow::Cow<'a, str>>,
     }
-    serde_json::from_slice::<Peek>(line).is_ok_and(|p| p.method.as_deref() == Some("tools/call"))
+    /// The request read from the same object: `T` reads `method` and `params` and ignores
+    /// `jsonrpc` and `id`, as it does under `JsonRpcRequest`'s flatten, without buffering the
+    /// whole message first.
+    fn typed<T>(body: &[u8], id: RequestId) -> Option<ClientJsonRpcMessage>
+    where
+        T: serde::de::DeserializeOwned,
+        ClientRequest: From<T>,
+    {
+        let request = serde_json::from_slice::<T>(body).ok()?;
+        Some(JsonRpcMessage::request(ClientRequest::from(request), id))
+    }
+    let typed = match serde_json::from_slice::<Envelope>(body) {
+        Ok(Envelope {
+            jsonrpc: Some(_),
+            id: Some(id),
+            method: Some(method),
+        }) => match method.as_ref() {
+            "tools/call" => typed::<CallToolRequest>(body, id),
+            "resources/read" => typed::<ReadResourceRequest>(body, id),
+            "prompts/get" => typed::<GetPromptRequest>(body, id),
+            "tools/list" => typed::<ListToolsRequest>(body, id),
+            _ => None,
+        },
+        _ => None,
+    };
+    match typed {
+        Some(message) => Ok(message),
+        None => serde_json::from_slice(body),
+    }
 }
 
 fn is_syntax(e: &serde_json::Error) -> bool {
@@ -498,6 +531,37 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::JsonRpcRequest;
+
+    /// The method-first read gives exactly what rmcp's generic read gives.
+    #[test]
+    fn method_first_parsing_reads_what_the_generic_read_does() {
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"0"},"progressToken":7,"x":[1,2.5,1e300,-0.0,18446744073709551615]}"#;
+        let bodies = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"a","arguments":{{"n":1.25,"big":123456789012345678,"s":"\u00e9"}},{meta}}}}}"#),
+            format!(r#"{{"params":{{{meta},"name":"a"}},"method":"tools/call","id":"x-1","jsonrpc":"2.0"}}"#),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{},"inputResponses":{"k":{"action":"accept","content":{"name":"Ada"}}},"requestState":"s"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x://y/1"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"p","arguments":{"a":"b"}}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"cursor":"c"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"a"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{}}}"#.to_owned(),
+            r#"{"jsonrpc":"1.0","id":9,"method":"tools/call","params":{"name":"a"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":10,"method":"ping"}"#.to_owned(),
+        ];
+        for body in &bodies {
+            let fast = read_message(body.as_bytes()).map(|m| serde_json::to_value(m).unwrap());
+            let slow = serde_json::from_slice::<ClientJsonRpcMessage>(body.as_bytes())
+                .map(|m| serde_json::to_value(m).unwrap());
+            match (fast, slow) {
+                (Ok(fast), Ok(slow)) => assert_eq!(fast, slow, "{body}"),
+                (Err(_), Err(_)) => {}
+                (fast, slow) => panic!("{body}: {fast:?} vs {slow:?}"),
+            }
+        }
+    }
 
     fn refusal(line: &[u8]) -> serde_json::Value {
         match decode_line(line) {
