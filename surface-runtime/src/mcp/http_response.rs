@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::convert::Infallible;
 
 /// A response of the HTTP face.
@@ -48,9 +48,12 @@ impl Problem {
     }
 }
 
+/// A JSON-RPC error answer to request `id` (null when unknown), built as the stdio face builds
+/// its own ([`super::jsonrpc::error_answer`]).
 pub(super) fn jsonrpc_error(status: hyper::StatusCode, id: Value, code: i32, message: String) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    jsonrpc_body(status, Bytes::from(body.to_string()))
+    let id = serde_json::to_vec(&id).unwrap_or_else(|_| b"null".to_vec());
+    let body = super::jsonrpc::error_answer(Some(&id), code, &message);
+    jsonrpc_body(status, Bytes::from(body))
 }
 
 /// An `application/json` answer.
