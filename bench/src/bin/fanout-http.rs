@@ -55,7 +55,15 @@ fn serve(uris: u32) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let served = ops::mcp_server(ops.clone()).start().expect("ops composes");
     let server = rt
-        .block_on(served.serve_http(surface::mcp::HttpOptions::loopback(0).session_idle_timeout(None)))
+        .block_on(
+            served.serve_http(
+                surface::mcp::HttpOptions::loopback(0)
+                    .session_idle_timeout(None)
+                    // Two connections per session (its calls, its `GET` stream): past the
+                    // default bound of 1,024 at 1,000 sessions.
+                    .max_connections(1 << 16),
+            ),
+        )
         .expect("binds");
     println!("{}", server.local_addr());
     std::io::stdout().flush().unwrap();
