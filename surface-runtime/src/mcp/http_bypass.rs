@@ -384,7 +384,7 @@ impl HttpBypass {
             // A call that stops because it was cancelled must not answer after all.
             biased;
             _ = ct.cancelled() => None,
-            answer = &mut call => Some(answer),
+            // Before the answer: a call that asked and then ended still sends its question.
             Some(asked) = async {
                 match &mut asks {
                     Some(asks) => asks.next().await,
@@ -396,6 +396,7 @@ impl HttpBypass {
                 let answer = async move { answer_of(call.await, request_id) };
                 return Routed::Answered(super::http_call_streams::streamed(asked, asks, answer, ct, taken));
             }
+            answer = &mut call => Some(answer),
         };
         drop(taken);
         let message = match answer {
