@@ -184,6 +184,9 @@ fn parse(item: &mut ItemImpl, errors: &mut Errors) -> (Vec<Procedure>, Vec<Strin
             in_client: sig.in_client,
         });
     }
+    // Sorted, so that `expose!`'s lookup of each key is a binary search: a linear one per key
+    // made a crate of 1,000 procedures spend seconds in const evaluation.
+    declared.sort_unstable();
     (procedures, declared)
 }
 

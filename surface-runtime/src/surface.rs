@@ -53,6 +53,8 @@ pub trait SurfaceProcedures: Send + Sync + Sized + 'static {
     const PROCEDURES: &'static [crate::ProcedureSpec];
     /// Every procedure name the impl block declares, those reported as mistakes included: what
     /// `expose!` looks its keys up in, so a mistake in a procedure is reported once, there.
+    /// Sorted by bytes (a lookup that finds a key is a binary search; one that does not falls
+    /// back to reading the whole list, so an unsorted list is only slower).
     #[doc(hidden)]
     const DECLARED: &'static [&'static str] = &[];
     /// The generated procedure namespaces (`OpsProcedures`), which the typed client reaches
