@@ -338,17 +338,20 @@ fn mirror_rows(sibling: Option<&str>, m: &MemberSpec, scope: Option<&'static cra
 /// A mirror's description: what it reads, then the member's own doc. Leaked once per distinct
 /// text (rows hold `&'static str`, and a reroster rebuilds the rows of a roster it has seen).
 fn mirror_description(reads: &str, doc: &str) -> &'static str {
-    static SEEN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    // A set, not a list: every sibling's mirrors have texts of their own, and a scan of all
+    // of them per mirror made a reroster grow with the square of its siblings.
+    static SEEN: std::sync::LazyLock<std::sync::Mutex<HashSet<&'static str>>> =
+        std::sync::LazyLock::new(Default::default);
     let text = match doc {
         "" => format!("Reads the resource {reads} (the same JSON)."),
         doc => format!("Reads the resource {reads} (the same JSON). {doc}"),
     };
     let mut seen = crate::sync::lock(&SEEN);
-    if let Some(known) = seen.iter().find(|s| **s == text) {
+    if let Some(known) = seen.get(text.as_str()) {
         return known;
     }
     let leaked: &'static str = Box::leak(text.into_boxed_str());
-    seen.push(leaked);
+    seen.insert(leaked);
     leaked
 }
 

@@ -99,8 +99,7 @@ pub(crate) fn compose(
         root: &fixed.root_tools,
     };
     let mut problems = roster.problems();
-    let mut resources = HashMap::new();
-    let mut templates = Vec::new();
+    let mut claims = resources::Claims::default();
     let mut resource_list = Vec::new();
     let mut template_list = Vec::new();
     for (sibling, member) in roster.members() {
@@ -108,12 +107,12 @@ pub(crate) fn compose(
             sibling,
             member,
             &mut problems,
-            &mut resources,
-            &mut templates,
+            &mut claims,
             &mut resource_list,
             &mut template_list,
         );
     }
+    let (resources, templates) = claims.into_parts();
     let mut rows = roster.tool_table(&mut problems);
     if fixed.profile != SchemaProfile::Portable {
         for row in &mut rows {
@@ -175,8 +174,7 @@ fn project_member(
     sibling: Option<&str>,
     member: &Member,
     problems: &mut Vec<String>,
-    resources: &mut HashMap<String, ResourceEntry>,
-    templates: &mut Vec<TemplateEntry>,
+    claims: &mut resources::Claims,
     resource_list: &mut Vec<Resource>,
     template_list: &mut Vec<ResourceTemplate>,
 ) {
@@ -214,9 +212,9 @@ fn project_member(
                         suffix,
                         entry: re.clone(),
                     };
-                    resources::claim_template(templates, resources, template, problems);
+                    claims.claim_template(template, problems);
                 }
-                resources::claim(resources, templates, placed.uri, re, problems);
+                claims.claim(placed.uri, re, problems);
             }
             // The tool table (crate::table) names and claims exposed procedures.
             (Exposure::Tool { .. }, _, Some(_)) => {}

@@ -12,7 +12,7 @@ use crate::table::{Owner, owner_phrase, resource_uri};
 use base64::Engine;
 use rmcp::model::ResourceContents;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a resource URI reads.
 #[derive(Clone, Debug)]
@@ -121,69 +121,105 @@ pub(crate) fn unexposed_forms(sibling: Option<&str>, member: &Member, problems: 
     }
 }
 
-/// Claims `uri` for `entry`, refusing a URI another member holds or an item template matches.
-pub(crate) fn claim(
-    resources: &mut HashMap<String, ResourceEntry>,
-    templates: &[TemplateEntry],
-    uri: String,
-    entry: ResourceEntry,
-    problems: &mut Vec<String>,
-) {
-    if let Some(first) = resources.get(&uri) {
-        problems.push(format!(
-            "resource URI \"{uri}\" is claimed by both {} and {} — declare another URI for one",
-            who(first),
-            who(&entry)
-        ));
-        return;
-    }
-    let overlaps = |t: &&TemplateEntry| {
-        (entry.declared || t.entry.declared) && match_template(&t.prefix, &t.suffix, &uri).is_some()
-    };
-    if let Some(t) = templates.iter().find(overlaps) {
-        problems.push(format!(
-            "resource URI \"{uri}\" of {} is also an item of {}'s template \"{}{{id}}{}\" — declare another URI for one",
-            who(&entry),
-            who(&t.entry),
-            t.prefix,
-            t.suffix
-        ));
-        return;
-    }
-    resources.insert(uri, entry);
+/// The URIs and item templates one composition has claimed so far. Only a URI or template its
+/// author declared can overlap another member's (the default ones are distinct by
+/// construction), so a claim is checked against every claim only when it is declared, and
+/// against the declared ones otherwise: a roster of many siblings composes in time linear in
+/// its members, where scanning every claim per claim grew with their square.
+#[derive(Default)]
+pub(crate) struct Claims {
+    resources: HashMap<String, ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    /// Every template's `(prefix, suffix)`.
+    shown: HashSet<(String, String)>,
+    declared_uris: Vec<String>,
+    /// Indexes into `templates` of the declared ones.
+    declared_templates: Vec<usize>,
 }
 
-/// Claims an item template, refusing one another collection (or a member's URI) already holds.
-pub(crate) fn claim_template(
-    templates: &mut Vec<TemplateEntry>,
-    resources: &HashMap<String, ResourceEntry>,
-    template: TemplateEntry,
-    problems: &mut Vec<String>,
-) {
-    let shown = format!("{}{{id}}{}", template.prefix, template.suffix);
-    if let Some(first) = templates
-        .iter()
-        .find(|t| t.prefix == template.prefix && t.suffix == template.suffix)
-    {
-        problems.push(format!(
-            "resource template \"{shown}\" is claimed by both {} and {} — declare another template for one",
-            who(&first.entry),
-            who(&template.entry)
-        ));
-        return;
+impl Claims {
+    /// The claimed URIs and templates.
+    pub(crate) fn into_parts(self) -> (HashMap<String, ResourceEntry>, Vec<TemplateEntry>) {
+        (self.resources, self.templates)
     }
-    if let Some((uri, e)) = resources.iter().find(|(uri, e)| {
-        (e.declared || template.entry.declared)
-            && match_template(&template.prefix, &template.suffix, uri).is_some()
-    }) {
-        problems.push(format!(
-            "resource URI \"{uri}\" of {} is also an item of {}'s template \"{shown}\" — declare another URI for one",
-            who(e),
-            who(&template.entry)
-        ));
-        return;
+
+    /// Claims `uri`, refusing one another member (or a collection's template) already holds.
+    pub(crate) fn claim(&mut self, uri: String, entry: ResourceEntry, problems: &mut Vec<String>) {
+        if let Some(first) = self.resources.get(&uri) {
+            problems.push(format!(
+                "resource URI \"{uri}\" is claimed by both {} and {} — declare another URI for one",
+                who(first),
+                who(&entry)
+            ));
+            return;
+        }
+        let overlaps = |t: &TemplateEntry| match_template(&t.prefix, &t.suffix, &uri).is_some();
+        let overlapping = if entry.declared {
+            self.templates.iter().find(|t| overlaps(t))
+        } else {
+            self.declared_templates
+                .iter()
+                .map(|&i| &self.templates[i])
+                .find(|t| overlaps(t))
+        };
+        if let Some(t) = overlapping {
+            problems.push(format!(
+                "resource URI \"{uri}\" of {} is also an item of {}'s template \"{}{{id}}{}\" — declare another URI for one",
+                who(&entry),
+                who(&t.entry),
+                t.prefix,
+                t.suffix
+            ));
+            return;
+        }
+        if entry.declared {
+            self.declared_uris.push(uri.clone());
+        }
+        self.resources.insert(uri, entry);
     }
-    templates.push(template);
+
+    /// Claims an item template, refusing one another collection (or a member's URI) already
+    /// holds.
+    pub(crate) fn claim_template(&mut self, template: TemplateEntry, problems: &mut Vec<String>) {
+        let shown = format!("{}{{id}}{}", template.prefix, template.suffix);
+        let key = (template.prefix.clone(), template.suffix.clone());
+        if self.shown.contains(&key) {
+            if let Some(first) = self
+                .templates
+                .iter()
+                .find(|t| t.prefix == template.prefix && t.suffix == template.suffix)
+            {
+                problems.push(format!(
+                    "resource template \"{shown}\" is claimed by both {} and {} — declare another template for one",
+                    who(&first.entry),
+                    who(&template.entry)
+                ));
+            }
+            return;
+        }
+        let overlaps = |uri: &str| match_template(&template.prefix, &template.suffix, uri).is_some();
+        let overlapping = if template.entry.declared {
+            self.resources.iter().find(|(uri, _)| overlaps(uri))
+        } else {
+            self.declared_uris
+                .iter()
+                .filter_map(|uri| self.resources.get_key_value(uri))
+                .find(|(uri, _)| overlaps(uri))
+        };
+        if let Some((uri, e)) = overlapping {
+            problems.push(format!(
+                "resource URI \"{uri}\" of {} is also an item of {}'s template \"{shown}\" — declare another URI for one",
+                who(e),
+                who(&template.entry)
+            ));
+            return;
+        }
+        self.shown.insert(key);
+        if template.entry.declared {
+            self.declared_templates.push(self.templates.len());
+        }
+        self.templates.push(template);
+    }
 }
 
 /// The `resources/read` contents of `value` in `body`'s form.
