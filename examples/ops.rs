@@ -190,7 +190,10 @@ impl Ops {
             state: if input.paused { "sleeping" } else { "running" }.into(),
         };
         self.processes.upsert(pid, process.clone());
-        self.load.update(|l| l.procs = self.processes.len() as u32);
+        // Counted, not re-read: an update's closure holds the value's turn (and may run again
+        // on a newer value), so it does no I/O — in Redis mode a `len()` in it would be a
+        // round trip every caller of this hot cell waits behind.
+        self.load.update(|l| l.procs += 1);
         self.log.push(format!("spawned {} as {pid}", process.name));
         // A stray print, as handlers and their dependencies do: stdout belongs to the protocol,
         // so the MCP face has pointed it at stderr and this cannot corrupt the stream.
@@ -207,7 +210,7 @@ impl Ops {
                 KillRefusal::NoSuchProcess { pid: input.pid },
             ));
         };
-        self.load.update(|l| l.procs = self.processes.len() as u32);
+        self.load.update(|l| l.procs = l.procs.saturating_sub(1));
         self.log
             .push(format!("killed {} ({})", process.pid, process.name));
         Ok(Killed { ok: true })

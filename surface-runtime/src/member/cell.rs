@@ -76,7 +76,8 @@ impl<T: Clone> Cell<T> {
     /// `f` runs again on the value that did (optimistic concurrency, as
     /// [`AtomicU64::fetch_update`](std::sync::atomic::AtomicU64::fetch_update)), so updates
     /// made through several instances at once each see the one before. Keep `f` to computing
-    /// the new value.
+    /// the new value: it holds this instance's turn at the value, so a member read inside it
+    /// (a store round trip) makes every other updater of the value wait that long.
     pub fn update<R>(&self, mut f: impl FnMut(&mut T) -> R) -> R {
         if let Some(b) = self.backing.get() {
             let Some(mut turn) = b.run(|s| s.turn(None)) else {
