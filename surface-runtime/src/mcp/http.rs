@@ -236,23 +236,29 @@ impl ServedMcp {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = options.session_idle_timeout;
         let mut config = options.config(stop.clone());
-        let (local, sessions, bypassable) = match &options.sharing {
+        let calls = Arc::new(CallStreams::default());
+        let (local, sessions) = match &options.sharing {
             Some(sharing) => {
                 let (local, session_store) = sharing.share(manager);
                 config.session_store = Some(session_store);
-                // Legacy sessions here are shared too (their events are persisted for resumption
-                // elsewhere): only stateless requests take the bypass.
-                let sessions = Sessions::shared(local.clone(), sharing.clone());
-                (local, sessions, None)
+                let sessions = Sessions::shared(local.clone(), sharing.clone(), calls.clone());
+                (local, sessions)
             }
             None => {
                 let local = Arc::new(manager);
-                let calls = Arc::new(CallStreams::default());
-                let sessions = Sessions::local(local.clone(), calls.clone());
-                (local.clone(), sessions, Some((local, calls)))
+                (local.clone(), Sessions::local(local, calls.clone()))
             }
         };
-        let bypass = HttpBypass::new(shared.clone(), bypassable, options, &config, stop.clone());
+        // Shared or not, a session this instance opened takes the direct path: what a shared
+        // session persists for other instances is its standalone stream's events, which the
+        // direct path sends through the session's own peer as rmcp's loop does.
+        let bypass = HttpBypass::new(
+            shared.clone(),
+            (local.clone(), calls),
+            options,
+            &config,
+            stop.clone(),
+        );
         let gate = Gate::new(options, path, local, &config, bypass)?;
         let service = StreamableHttpService::new(
             move || Ok(super::session::Handler::open(&shared)),

@@ -24,9 +24,10 @@
 //!   rmcp, which answers the mismatch);
 //! - stateless: the request's `_meta` carries every key 2026-07-28 requires, for exactly that
 //!   version, and there is no `Mcp-Session-Id`;
-//! - legacy session: the session is one this server opened and rmcp still holds (never one
-//!   shared through a Redis store, whose events rmcp persists for other instances), and its
-//!   client sent `notifications/initialized`. Its log messages go to the standalone `GET`
+//! - legacy session: the session is one this server opened and rmcp still holds (shared
+//!   through a Redis store or not: what a shared session persists for other instances is its
+//!   standalone stream's events, and those still go out through its own peer; a session
+//!   restored from the store goes to rmcp), and its client sent `notifications/initialized`. Its log messages go to the standalone `GET`
 //!   stream through the session's own peer exactly as they do from rmcp's loop. When its client
 //!   declared `elicitation`, `sampling` or `roots`, a call may ask it something: the answer is
 //!   plain JSON until the call's first request to the host, which turns it into the call's own
@@ -124,10 +125,9 @@ impl Drop for Taken {
 /// The direct path of one HTTP server.
 pub(crate) struct HttpBypass {
     shared: Arc<Shared>,
-    /// rmcp's table of legacy sessions, and where their calls' requests to the host go; none
-    /// when those sessions are shared through Redis (they then always go through rmcp, which
-    /// persists their events).
-    manager: Option<(Arc<LocalSessionManager>, Arc<CallStreams>)>,
+    /// rmcp's table of legacy sessions, and where their calls' requests to the host go.
+    manager: Arc<LocalSessionManager>,
+    calls: Arc<CallStreams>,
     checks: HeaderChecks,
     keep_alive: Option<Duration>,
     stop: CancellationToken,
@@ -153,7 +153,7 @@ pub(crate) enum Routed {
 impl HttpBypass {
     pub(crate) fn new(
         shared: Arc<Shared>,
-        manager: Option<(Arc<LocalSessionManager>, Arc<CallStreams>)>,
+        (manager, calls): (Arc<LocalSessionManager>, Arc<CallStreams>),
         options: &super::http_options::HttpOptions,
         config: &rmcp::transport::StreamableHttpServerConfig,
         stop: CancellationToken,
@@ -172,6 +172,7 @@ impl HttpBypass {
             stateless,
             shared,
             manager,
+            calls,
             checks,
             keep_alive: options.session_idle_timeout,
             stop,
@@ -188,7 +189,7 @@ impl HttpBypass {
 
     /// Records the session rmcp just opened for the `initialize` that carried `claim`.
     pub(crate) fn opened(&self, id: &str, claim: &SessionSlot) {
-        let (Some(_), Some(state)) = (&self.manager, claim.0.get().cloned()) else {
+        let Some(state) = claim.0.get().cloned() else {
             return;
         };
         let askable = state
@@ -344,9 +345,7 @@ impl HttpBypass {
         request: JsonRpcRequest<ClientRequest>,
     ) -> Routed {
         // rmcp's table is the truth about whether the session still exists.
-        let Some((manager, calls)) = &self.manager else {
-            return Routed::Rmcp(parts);
-        };
+        let (manager, calls) = (&self.manager, &self.calls);
         let handle = manager.sessions.read().await.get(id).cloned();
         let (Some(handle), Some(state)) = (handle, live.state.upgrade()) else {
             self.closed(id);

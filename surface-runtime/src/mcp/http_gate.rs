@@ -7,7 +7,7 @@ use super::drain;
 use super::http_bypass::{HttpBypass, Routed, SessionSlot};
 use super::http_options::HttpOptions;
 use super::http_response::{Problem, Response, jsonrpc_error, not_found, plain};
-use super::http_sessions::Sessions;
+use super::http_sessions::{SessionSharing, Sessions};
 use super::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
 use super::serve::ServeError;
 use crate::drain::{Drain, Flight};
@@ -36,6 +36,9 @@ pub(super) struct Gate {
     creating: tokio::sync::Mutex<()>,
     /// Where sessions of other instances are found, when rmcp restores them (a Redis store).
     restorable: Option<Arc<dyn SessionStore>>,
+    /// The backend sharing sessions across instances, told of each use of one (which keeps its
+    /// stored state and owner from expiring while the direct path serves it).
+    sharing: Option<Arc<dyn SessionSharing>>,
     /// The requests answered without rmcp's per-request machinery (`http_bypass.rs`).
     bypass: HttpBypass,
     /// The bearer-token check and the sessions' subjects, when the endpoint is protected.
@@ -73,6 +76,7 @@ impl Gate {
             max_body: config.max_request_body_bytes,
             creating: tokio::sync::Mutex::new(()),
             restorable: config.session_store.clone(),
+            sharing: options.sharing.clone(),
             bypass,
             #[cfg(feature = "auth")]
             guard,
@@ -188,7 +192,14 @@ impl Gate {
         let Some(store) = &self.restorable else {
             return false;
         };
-        self.manager.has_session(id).await.unwrap_or(false) && matches!(store.load(id).await, Ok(None))
+        if !self.manager.has_session(id).await.unwrap_or(false) {
+            return false;
+        }
+        let gone = matches!(store.load(id).await, Ok(None));
+        if let (false, Some(sharing)) = (gone, &self.sharing) {
+            sharing.touch(id);
+        }
+        gone
     }
 
     /// Ends what this instance holds of the session `id`.

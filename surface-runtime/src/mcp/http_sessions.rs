@@ -62,11 +62,15 @@ impl Sessions {
         }
     }
 
-    pub(crate) fn shared(local: Arc<LocalSessionManager>, sharing: Arc<dyn SessionSharing>) -> Self {
+    pub(crate) fn shared(
+        local: Arc<LocalSessionManager>,
+        sharing: Arc<dyn SessionSharing>,
+        calls: Arc<CallStreams>,
+    ) -> Self {
         Sessions {
             local,
             shared: Some(sharing),
-            calls: Arc::default(),
+            calls,
         }
     }
 
