@@ -55,6 +55,7 @@
 #![cfg(feature = "redis")]
 
 mod counted;
+mod driver;
 mod error;
 mod feed;
 mod layout;

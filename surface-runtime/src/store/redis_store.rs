@@ -3,6 +3,7 @@
 //! feed (`feed.rs`), each member's place (`remote.rs`), the shared logs (`log.rs`).
 
 use super::counted::Counted;
+use super::driver::Driver;
 use super::error::StoreError;
 use super::feed;
 use super::log::SharedLog;
@@ -105,21 +106,11 @@ impl RedisStore {
         connect: impl Future<Output = redis::RedisResult<Counted>> + Send + 'static,
         surface: &str,
     ) -> Result<RedisStore, StoreError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("surface-store")
-            .enable_all()
-            .build()
-            .map_err(|e| StoreError::new(format!("cannot start the store's runtime: {e}")))?;
-        let con = match round_trip::wait(runtime.handle(), connect) {
-            Ok(con) => con,
-            Err(e) => {
-                // Dropped here, inside a caller's runtime, it would panic (as `Inner` says).
-                runtime.shutdown_background();
-                return Err(StoreError::new(format!("the store is unreachable ({url}): {e}")));
-            }
-        };
-        let inner = Arc::new(Inner::new(url, surface, con, runtime));
+        let driver =
+            Driver::start().map_err(|e| StoreError::new(format!("cannot start the store's runtime: {e}")))?;
+        let con = round_trip::wait(driver.handle(), connect)
+            .map_err(|e| StoreError::new(format!("the store is unreachable ({url}): {e}")))?;
+        let inner = Arc::new(Inner::new(url, surface, con, driver));
         feed::start(feed, &inner).map_err(|e| {
             StoreError::new(format!(
                 "the store's change feed did not start ({}): {e}",

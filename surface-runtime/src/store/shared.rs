@@ -4,6 +4,7 @@
 //! ([`Inner::block`], [`Inner::wait`]) or awaited from another runtime ([`Inner::on_store`]).
 
 use super::counted::Counted;
+use super::driver::Driver;
 use super::error::StoreError;
 use super::layout;
 use super::log_followers::Followers;
@@ -34,8 +35,7 @@ pub(crate) struct Inner {
     prefix: String,
     channel: String,
     con: Counted,
-    runtime: Mutex<Option<tokio::runtime::Runtime>>,
-    handle: tokio::runtime::Handle,
+    driver: Driver,
     attached: RwLock<Option<Attached>>,
     logs: Mutex<HashMap<String, Arc<Followers>>>,
     /// This store's part of every version it writes: unique among instances and stores.
@@ -44,26 +44,15 @@ pub(crate) struct Inner {
     versions: AtomicU64,
 }
 
-impl Drop for Inner {
-    fn drop(&mut self) {
-        // Dropping a runtime inside another one panics; this one's tasks hold no state worth
-        // waiting for (every write is acknowledged before its call answers).
-        if let Some(rt) = crate::sync::get_mut(&mut self.runtime).take() {
-            rt.shutdown_background();
-        }
-    }
-}
-
 impl Inner {
     /// The store of the surface `surface` at `url`, connected through `con` on `runtime`.
-    pub(crate) fn new(url: String, surface: &str, con: Counted, runtime: tokio::runtime::Runtime) -> Inner {
+    pub(crate) fn new(url: String, surface: &str, con: Counted, driver: Driver) -> Inner {
         let prefix = layout::prefix(surface);
         Inner {
             channel: layout::channel(&prefix),
             prefix,
             con,
-            handle: runtime.handle().clone(),
-            runtime: Mutex::new(Some(runtime)),
+            driver,
             attached: RwLock::new(None),
             logs: Mutex::new(HashMap::new()),
             url,
@@ -92,7 +81,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Result<T, StoreError> {
-        round_trip::wait(&self.handle, fut)
+        round_trip::wait(self.driver.handle(), fut)
             .map_err(|e| StoreError::new(format!("the store is unreachable ({}): {e}", self.url)))
     }
 
@@ -104,7 +93,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> impl Future<Output = Result<T, String>> + Send + 'static {
-        round_trip::spawned(&self.handle, &self.url, fut)
+        round_trip::spawned(self.driver.handle(), &self.url, fut)
     }
 
     /// Where the store was connected (its URL, or its cluster's node URLs).
@@ -122,7 +111,7 @@ impl Inner {
     }
     /// The store's runtime, for the tasks that follow Redis (the change feed, resumed streams).
     pub(crate) fn handle(&self) -> &tokio::runtime::Handle {
-        &self.handle
+        self.driver.handle()
     }
     /// This store's id among instances and stores.
     #[cfg(feature = "http")]
@@ -144,7 +133,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Result<T, Unanswered> {
-        self.answer(round_trip::send(&self.handle, fut))
+        self.answer(round_trip::send(self.driver.handle(), fut))
     }
 
     /// Starts `fut` on the store's runtime without waiting: its command is on the connection,
@@ -153,7 +142,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Sent<T> {
-        round_trip::send(&self.handle, fut)
+        round_trip::send(self.driver.handle(), fut)
     }
 
     /// Waits for what [`send`](Inner::send) started, as [`block`](Inner::block) does.
