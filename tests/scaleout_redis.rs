@@ -1062,7 +1062,15 @@ async fn scaleout_benchmark() {
     );
     println!("| instances | store | tool | calls/s | p50 ms | p99 ms | isError |");
     println!("|---|---|---|---|---|---|---|");
+    // SCALEOUT_STORES=redis1 (say) runs one row group only: for a profile of it.
+    let only = std::env::var("SCALEOUT_STORES").ok().filter(|o| !o.is_empty());
     for (n, store) in [(1, "memory"), (1, "redis"), (2, "redis"), (3, "redis")] {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|w| w == format!("{store}{n}")))
+        {
+            continue;
+        }
         let mut children = Vec::new();
         let mut addrs = Vec::new();
         for _ in 0..n {
