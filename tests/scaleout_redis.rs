@@ -1040,7 +1040,8 @@ async fn load(
 /// calls/s and p99 of the same pipelined load (`SCALEOUT_WORKERS` connections, default 16,
 /// each with one call in flight, `SCALEOUT_CALLS` calls each, default 500) on one instance in
 /// memory, and on one, two and three instances sharing one Redis; for a read (`load_sample`:
-/// one Redis round trip) and a write (`proc_spawn`: five when nothing conflicts).
+/// one Redis round trip) and a write (`proc_spawn`: four when nothing conflicts), each call also
+/// reading its session's liveness.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a benchmark: bench/scaleout runs it in release"]
 async fn scaleout_benchmark() {
