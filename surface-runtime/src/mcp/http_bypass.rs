@@ -27,8 +27,9 @@
 //! - legacy session: the session is one this server opened and rmcp still holds (shared
 //!   through a Redis store or not: what a shared session persists for other instances is its
 //!   standalone stream's events, and those still go out through its own peer; a session
-//!   restored from the store goes to rmcp), and its client sent `notifications/initialized`. Its log messages go to the standalone `GET`
-//!   stream through the session's own peer exactly as they do from rmcp's loop. When its client
+//!   restored from the store goes to rmcp), and its client sent `notifications/initialized`.
+//!   Its log messages go to the standalone `GET` stream through the session's own peer exactly
+//!   as they do from rmcp's loop. When its client
 //!   declared `elicitation`, `sampling` or `roots`, a call may ask it something: the answer is
 //!   plain JSON until the call's first request to the host, which turns it into the call's own
 //!   event stream ([`super::http_call_streams`]), as rmcp would have answered it.

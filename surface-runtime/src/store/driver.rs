@@ -24,8 +24,8 @@ impl Driver {
         std::thread::Builder::new()
             .name("surface-store".into())
             .spawn(move || {
-                // Ends when the driver, and its sender, is dropped; the runtime is dropped here, on its own
-                // thread, never inside a caller's runtime (where dropping one panics).
+                // Ends when the driver (its sender) is dropped; the runtime is dropped here, on
+                // its own thread, never inside a caller's runtime (where dropping one panics).
                 let _ = runtime.block_on(stopped);
             })?;
         Ok(Driver { handle, _stop: stop })

@@ -46,7 +46,8 @@
 //!
 //! One file a concern, each importing its siblings (this file only declares and re-exports):
 //! `redis_store.rs` connects and attaches ([`RedisStore`]); `shared.rs` is what every part of
-//! one store shares; `round_trip.rs` runs one bounded round trip; `counted.rs` is the counted
+//! one store shares; `driver.rs` is the store's runtime, on a thread of its own;
+//! `round_trip.rs` runs one bounded round trip; `counted.rs` is the counted
 //! connection; `layout.rs` names every key; `error.rs` holds [`StoreError`]; `feed.rs` follows
 //! the change channel; `remote.rs` (with its Lua scripts in `scripts.rs`) is one member's place;
 //! `log.rs` and `log_followers.rs` are the shared logs; with the `http` feature, `sse.rs` keeps
