@@ -29,10 +29,10 @@
 //!   standalone stream's events, and those still go out through its own peer; a session
 //!   restored from the store goes to rmcp), and its client sent `notifications/initialized`.
 //!   Its log messages go to the standalone `GET` stream through the session's own peer exactly
-//!   as they do from rmcp's loop. When its client
-//!   declared `elicitation`, `sampling` or `roots`, a call may ask it something: the answer is
-//!   plain JSON until the call's first request to the host, which turns it into the call's own
-//!   event stream ([`super::http_call_streams`]), as rmcp would have answered it.
+//!   as they do from rmcp's loop. When its client declared `elicitation`, `sampling` or
+//!   `roots`, a call may ask it something: the answer is plain JSON until the call's first
+//!   request to the host, which turns it into the call's own event stream
+//!   ([`super::http_call_streams`]), as rmcp would have answered it.
 //!
 //! A legacy session's requests answered here are still messages to it: the session's idle
 //! timer is reset through rmcp's worker at most every quarter of the timeout (and at least
@@ -346,8 +346,7 @@ impl HttpBypass {
         request: JsonRpcRequest<ClientRequest>,
     ) -> Routed {
         // rmcp's table is the truth about whether the session still exists.
-        let (manager, calls) = (&self.manager, &self.calls);
-        let handle = manager.sessions.read().await.get(id).cloned();
+        let handle = self.manager.sessions.read().await.get(id).cloned();
         let (Some(handle), Some(state)) = (handle, live.state.upgrade()) else {
             self.closed(id);
             return Routed::Rmcp(parts);
@@ -364,7 +363,7 @@ impl HttpBypass {
         };
         let mut asks = live
             .askable
-            .then(|| calls.open(Arc::from(id), request_id.clone()));
+            .then(|| self.calls.open(Arc::from(id), request_id.clone()));
         let taken = Taken {
             live,
             id: request_id.clone(),

@@ -45,7 +45,7 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// The store of the surface `surface` at `url`, connected through `con` on `runtime`.
+    /// The store of the surface `surface` at `url`, connected through `con`, driven by `driver`.
     pub(crate) fn new(url: String, surface: &str, con: Counted, driver: Driver) -> Inner {
         let prefix = layout::prefix(surface);
         Inner {
@@ -81,7 +81,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Result<T, StoreError> {
-        round_trip::wait(self.driver.handle(), fut)
+        round_trip::wait(self.handle(), fut)
             .map_err(|e| StoreError::new(format!("the store is unreachable ({}): {e}", self.url)))
     }
 
@@ -93,7 +93,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> impl Future<Output = Result<T, String>> + Send + 'static {
-        round_trip::spawned(self.driver.handle(), &self.url, fut)
+        round_trip::spawned(self.handle(), &self.url, fut)
     }
 
     /// Where the store was connected (its URL, or its cluster's node URLs).
@@ -133,7 +133,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Result<T, Unanswered> {
-        self.answer(round_trip::send(self.driver.handle(), fut))
+        self.answer(round_trip::send(self.handle(), fut))
     }
 
     /// Starts `fut` on the store's runtime without waiting: its command is on the connection,
@@ -142,7 +142,7 @@ impl Inner {
         &self,
         fut: impl Future<Output = redis::RedisResult<T>> + Send + 'static,
     ) -> Sent<T> {
-        round_trip::send(self.driver.handle(), fut)
+        round_trip::send(self.handle(), fut)
     }
 
     /// Waits for what [`send`](Inner::send) started, as [`block`](Inner::block) does.
