@@ -134,9 +134,9 @@ impl SessionStore for RedisSessions {
 pub(crate) struct SharedSessions {
     store: Arc<Inner>,
     sessions: Arc<RedisSessions>,
-    /// When this instance last pushed each live session's expiry back: at most once a minute
-    /// per session. Entries leave with their sessions.
-    touched: Mutex<HashMap<SessionId, Instant>>,
+    /// When this instance last pushed each session's expiry back: at most once a minute per
+    /// session.
+    touched: Mutex<TouchThrottle>,
 }
 
 impl std::fmt::Debug for SharedSessions {
@@ -149,6 +149,47 @@ impl std::fmt::Debug for SharedSessions {
 
 /// How often a used session's stored expiry is pushed back.
 const TOUCH_EVERY: Duration = Duration::from_secs(60);
+
+/// Entries the throttle holds before it first sweeps out the stale ones.
+const TOUCH_SWEEP_AT: usize = 1024;
+
+/// When each session's expiry was last pushed back. A session rmcp ends as idle never reaches
+/// [`SessionSharing::closed`], so entries are also swept once they are [`TOUCH_EVERY`] old: a
+/// missing entry only makes the next refresh due at once. The sweep runs when the map has
+/// doubled since the last one, so its cost per touch stays constant.
+#[derive(Debug)]
+struct TouchThrottle {
+    last: HashMap<SessionId, Instant>,
+    sweep_at: usize,
+}
+
+impl TouchThrottle {
+    fn new() -> Self {
+        Self {
+            last: HashMap::new(),
+            sweep_at: TOUCH_SWEEP_AT,
+        }
+    }
+
+    /// Whether `id`'s expiry is due to be pushed back at `now`; if so, it counts as pushed.
+    fn due(&mut self, id: &SessionId, now: Instant) -> bool {
+        if let Some(at) = self.last.get(id)
+            && now.duration_since(*at) < TOUCH_EVERY
+        {
+            return false;
+        }
+        if self.last.len() >= self.sweep_at {
+            self.last.retain(|_, at| now.duration_since(*at) < TOUCH_EVERY);
+            self.sweep_at = TOUCH_SWEEP_AT.max(self.last.len() * 2);
+        }
+        self.last.insert(id.clone(), now);
+        true
+    }
+
+    fn forget(&mut self, id: &SessionId) {
+        self.last.remove(id);
+    }
+}
 
 impl crate::mcp::HttpOptions {
     /// Keeps legacy-era sessions and their standalone streams' SSE events in `store` (feature
@@ -169,7 +210,7 @@ impl crate::mcp::HttpOptions {
             sessions: Arc::new(RedisSessions {
                 store: store.inner.clone(),
             }),
-            touched: Mutex::new(HashMap::new()),
+            touched: Mutex::new(TouchThrottle::new()),
         }));
         self.task_sharing = Some(Arc::new(SharedTasks::new(store.inner.clone())));
         self
@@ -187,24 +228,14 @@ impl SessionSharing for SharedSessions {
     }
 
     fn touch(&self, id: &SessionId) {
-        let now = Instant::now();
-        let due = {
-            let mut touched = lock(&self.touched);
-            match touched.get(id) {
-                Some(at) if now.duration_since(*at) < TOUCH_EVERY => false,
-                _ => {
-                    touched.insert(id.clone(), now);
-                    true
-                }
-            }
-        };
+        let due = lock(&self.touched).due(id, Instant::now());
         if due {
             self.sessions.touch(id);
         }
     }
 
     fn closed(&self, id: &SessionId) {
-        lock(&self.touched).remove(id);
+        lock(&self.touched).forget(id);
     }
 
     fn bind<'a>(&'a self, id: &'a SessionId, owner: &'a Owner) -> Pending<'a, Result<(), String>> {
@@ -231,5 +262,58 @@ impl SessionSharing for SharedSessions {
             Some(Place::Stored(stream, _)) if stream != common => format!("{common}{SEP}unsaved-0"),
             _ => last_event_id,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: usize) -> SessionId {
+        SessionId::from(format!("s{n}"))
+    }
+
+    #[test]
+    fn a_session_is_touched_once_a_minute() {
+        let mut throttle = TouchThrottle::new();
+        let start = Instant::now();
+        assert!(throttle.due(&id(1), start));
+        assert!(!throttle.due(&id(1), start + TOUCH_EVERY / 2));
+        assert!(throttle.due(&id(1), start + TOUCH_EVERY));
+        throttle.forget(&id(1));
+        assert!(throttle.due(&id(1), start + TOUCH_EVERY));
+    }
+
+    #[test]
+    fn sessions_that_never_close_do_not_grow_the_map() {
+        let mut throttle = TouchThrottle::new();
+        let start = Instant::now();
+        // Ten generations of sessions, each used once and then abandoned (ended as idle).
+        for generation in 0..10 {
+            let now = start + TOUCH_EVERY * generation;
+            for n in 0..TOUCH_SWEEP_AT {
+                assert!(throttle.due(&id(generation as usize * TOUCH_SWEEP_AT + n), now));
+            }
+        }
+        assert!(
+            throttle.last.len() <= 2 * TOUCH_SWEEP_AT,
+            "{} entries kept",
+            throttle.last.len()
+        );
+        // Live sessions are never swept early: each is still throttled.
+        let now = start + TOUCH_EVERY * 9;
+        assert!(!throttle.due(&id(9 * TOUCH_SWEEP_AT), now));
+    }
+
+    #[test]
+    fn many_live_sessions_sweep_rarely() {
+        let mut throttle = TouchThrottle::new();
+        let now = Instant::now();
+        for n in 0..5 * TOUCH_SWEEP_AT {
+            assert!(throttle.due(&id(n), now));
+        }
+        // All live: none swept, and the next sweep waits until the map doubles.
+        assert_eq!(throttle.last.len(), 5 * TOUCH_SWEEP_AT);
+        assert!(throttle.sweep_at > 5 * TOUCH_SWEEP_AT);
     }
 }
