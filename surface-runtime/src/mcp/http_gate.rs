@@ -173,13 +173,13 @@ impl Gate {
             }
             return match *request.method() {
                 hyper::Method::POST => self.post(service, request, session).await,
-                _ => service.handle(request).await,
+                _ => Box::pin(service.handle(request)).await,
             };
         }
         match *request.method() {
             hyper::Method::DELETE => self.delete(service, request, session).await,
             hyper::Method::POST => self.post(service, request, session).await,
-            _ => service.handle(request).await,
+            _ => Box::pin(service.handle(request)).await,
         }
     }
 
@@ -234,7 +234,7 @@ impl Gate {
             Some(id) => self.manager.has_session(id).await.unwrap_or(false) || self.stored(id).await,
             None => true,
         };
-        let mut response = service.handle(request).await;
+        let mut response = Box::pin(service.handle(request)).await;
         if response.status() == hyper::StatusCode::ACCEPTED {
             // rmcp closes a session that is not there as if it were, with 202: answer 404, as
             // a POST to it does.
@@ -344,7 +344,10 @@ impl Gate {
                     if initializes {
                         (parts, Problem::Unjudged, true)
                     } else {
-                        match self.bypass.route(parts, message, session.as_deref()).await {
+                        // Boxed, as is every rmcp `handle` here: each is kilobytes of state,
+                        // and inline it would be copied into each enclosing future in turn as
+                        // a request starts (a fifth of a call's instructions were memcpy).
+                        match Box::pin(self.bypass.route(parts, message, session.as_deref())).await {
                             Routed::Answered(response) => return response,
                             Routed::Rmcp(parts) => (parts, Problem::Unjudged, false),
                         }
@@ -367,7 +370,7 @@ impl Gate {
             if let Some(full) = self.full(problem.id()).await {
                 return full;
             }
-            let response = service.handle(request).await;
+            let response = Box::pin(service.handle(request)).await;
             if response.status() == hyper::StatusCode::OK
                 && let Some(id) = response
                     .headers()
@@ -394,7 +397,7 @@ impl Gate {
             }
             response
         } else {
-            service.handle(request).await
+            Box::pin(service.handle(request)).await
         };
         // rmcp answers a body it cannot decode with 415 (after its Host, Origin, Accept and
         // Content-Type checks, which keep their own answers): a JSON-RPC client expects 400
