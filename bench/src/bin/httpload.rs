@@ -495,6 +495,33 @@ fn main() {
     if c.servers.iter().any(|(n, _)| n == "ts-sdk") {
         verdicts.push(verdict("ts-sdk", 5.0, "HTTP throughput ≥ 5× the TypeScript SDK"));
     }
+    if c.servers.iter().any(|(n, _)| n == "floor") {
+        // floor ÷ baseline = (surface ÷ baseline) ÷ (surface ÷ floor), per round's medians.
+        let parts: Vec<String> = modes("floor")
+            .into_iter()
+            .filter(|m| modes(&c.baseline).contains(m))
+            .map(|mode| {
+                let figures: Vec<String> = c
+                    .levels
+                    .iter()
+                    .map(|&l| {
+                        let base = ratios.get(&(c.baseline.clone(), mode, l));
+                        let floor = ratios.get(&("floor".to_owned(), mode, l));
+                        match base.zip(floor) {
+                            Some((b, f)) => format!("{:.2}", median(b.clone()) / median(f.clone())),
+                            None => "n/a".into(),
+                        }
+                    })
+                    .collect();
+                format!("{}: {}", mode.word(), figures.join(" / "))
+            })
+            .collect();
+        verdicts.push(json!({
+            "target": "HTTP floor (bare hyper and serde_json, no MCP) × rmcp's service: the ceiling of any server's ratio through this harness (for reference)",
+            "measured": format!("{} (at {} clients)", parts.join("; "), c.levels.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" / ")),
+            "met": Value::Null,
+        }));
+    }
     if c.servers.iter().any(|(n, _)| n == "fastmcp") {
         let mut v = verdict(
             "fastmcp",
