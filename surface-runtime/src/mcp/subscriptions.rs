@@ -37,10 +37,14 @@ fn noted_task_ids(context: &SubscriptionContext) -> Vec<String> {
 struct Listen {
     sink: SubscriptionSink,
     watches: HashMap<String, Watch>,
+    /// How many URIs it counts while its feeds open (`watches` still empty).
+    reserved: usize,
 }
 
-/// Feeds started for a listen before rmcp acknowledged it, by the task serving that listen.
-type Prestarted = Vec<(Option<tokio::task::Id>, Vec<Opening>)>;
+/// Feeds started for a listen before rmcp acknowledged it, by the task serving that listen,
+/// with how many distinct URIs that listen names (counted against the limit until the listen
+/// itself is).
+type Prestarted = Vec<(Option<tokio::task::Id>, usize, Vec<Opening>)>;
 
 /// Every subscription of one session.
 #[derive(Default)]
@@ -53,11 +57,17 @@ pub(crate) struct Subscriptions {
 }
 
 impl Subscriptions {
-    /// URIs watched now, over legacy subscriptions and every open listen.
+    /// URIs watched now, over legacy subscriptions, every open listen, and every listen
+    /// acknowledged whose feeds are still opening: a client may send its next listen as soon
+    /// as it sees the acknowledgement, and that one must count what this one holds.
     fn watched(&self) -> usize {
         let legacy = lock(&self.legacy).len();
-        let listens: usize = lock(&self.listens).values().map(|l| l.watches.len()).sum();
-        legacy + listens
+        let listens: usize = lock(&self.listens)
+            .values()
+            .map(|l| l.watches.len().max(l.reserved))
+            .sum();
+        let accepted: usize = lock(&self.prestarted).iter().map(|(_, n, _)| n).sum();
+        legacy + listens + accepted
     }
 
     /// Refuses `more` URIs when they would take the session past `limit`.
@@ -97,8 +107,8 @@ impl Subscriptions {
     fn claim_prestarted(&self) -> Vec<Opening> {
         let task = tokio::task::try_id();
         let mut batches = lock(&self.prestarted);
-        let mine = batches.iter().position(|(t, _)| task.is_some() && *t == task);
-        mine.map(|i| batches.remove(i).1).unwrap_or_default()
+        let mine = batches.iter().position(|(t, _, _)| task.is_some() && *t == task);
+        mine.map(|i| batches.remove(i).2).unwrap_or_default()
     }
 }
 
@@ -184,7 +194,8 @@ impl Subscriptions {
             .flatten()
             .filter_map(|uri| Target::resolve(&generation, uri).map(Opening::start))
             .collect();
-        lock(&self.prestarted).push((tokio::task::try_id(), batch));
+        let uris = distinct_uris(&accepted);
+        lock(&self.prestarted).push((tokio::task::try_id(), uris, batch));
         accepted
     }
 
@@ -203,24 +214,47 @@ impl Subscriptions {
             .iter()
             .flatten()
             .collect();
+        let limit = serving.shared.settings.max_subscriptions;
+        let listens = &self.listens;
+        // Counted from here, its URIs reserved while its feeds open, then its accepted batch
+        // let go: never uncounted in between.
+        let reserved = distinct_uris(context.accepted());
+        let placeholder = Listen {
+            sink: sink.clone(),
+            watches: HashMap::new(),
+            reserved,
+        };
+        lock(listens).insert(id.clone(), placeholder);
         let mut prestarted = self.claim_prestarted();
-        // Judged before the acknowledgement too (`Session::handle_request`); judged again
-        // here for the listens and subscriptions answered meanwhile.
-        self.admit_listen(context.accepted(), serving.shared.settings.max_subscriptions)?;
-        let mut watches = HashMap::new();
-        for uri in wanted {
-            let notifier = Notifier::Listen(sink.clone());
-            let found = prestarted.iter().position(|o| o.uri() == uri);
-            let watch = match found {
-                Some(i) => {
-                    let opening = prestarted.swap_remove(i);
-                    serving.resolve_watchable(uri).await?;
-                    opening.finish(notifier).await
-                }
-                None => Watch::open(serving.resolve_watchable(uri).await?, notifier).await,
-            };
-            watches.insert(uri.clone(), watch);
-        }
+        let opened = async {
+            // Judged before the acknowledgement too (`Session::handle_request`); judged again
+            // here (this listen included) for the listens and subscriptions answered meanwhile.
+            if self.watched() > limit {
+                return Err(too_many(limit));
+            }
+            let mut watches = HashMap::new();
+            for uri in wanted {
+                let notifier = Notifier::Listen(sink.clone());
+                let found = prestarted.iter().position(|o| o.uri() == uri);
+                let watch = match found {
+                    Some(i) => {
+                        let opening = prestarted.swap_remove(i);
+                        serving.resolve_watchable(uri).await?;
+                        opening.finish(notifier).await
+                    }
+                    None => Watch::open(serving.resolve_watchable(uri).await?, notifier).await,
+                };
+                watches.insert(uri.clone(), watch);
+            }
+            Ok(watches)
+        };
+        let watches = match opened.await {
+            Ok(watches) => watches,
+            Err(e) => {
+                lock(listens).remove(&id);
+                return Err(e);
+            }
+        };
         let (feed, mut tasks) = tokio::sync::mpsc::channel(super::tasks::NOTIFY_BUFFER);
         let task_ids = noted_task_ids(&context);
         if !task_ids.is_empty() {
@@ -230,8 +264,10 @@ impl Subscriptions {
         // Only the watched tasks hold the feed: with none left, `recv` ends and so does that arm.
         drop(feed);
         let peer = context.request_context().peer.clone();
-        let listens = &self.listens;
-        lock(listens).insert(id.clone(), Listen { sink, watches });
+        if let Some(listen) = lock(listens).get_mut(&id) {
+            listen.watches = watches;
+            listen.reserved = 0;
+        }
         loop {
             tokio::select! {
                 _ = context.cancelled() => break,
