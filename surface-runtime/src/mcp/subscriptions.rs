@@ -41,6 +41,19 @@ struct Listen {
     reserved: usize,
 }
 
+/// A listen's place among the session's listens, let go however its request ends: answered,
+/// refused, or its future dropped mid-way (a cancelled request).
+struct Registered<'a> {
+    listens: &'a Mutex<HashMap<RequestId, Listen>>,
+    id: RequestId,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        lock(self.listens).remove(&self.id);
+    }
+}
+
 /// Feeds started for a listen before rmcp acknowledged it, by the task serving that listen,
 /// with how many distinct URIs that listen names (counted against the limit until the listen
 /// itself is).
@@ -225,36 +238,30 @@ impl Subscriptions {
             reserved,
         };
         lock(listens).insert(id.clone(), placeholder);
+        let _registered = Registered {
+            listens,
+            id: id.clone(),
+        };
         let mut prestarted = self.claim_prestarted();
-        let opened = async {
-            // Judged before the acknowledgement too (`Session::handle_request`); judged again
-            // here (this listen included) for the listens and subscriptions answered meanwhile.
-            if self.watched() > limit {
-                return Err(too_many(limit));
-            }
-            let mut watches = HashMap::new();
-            for uri in wanted {
-                let notifier = Notifier::Listen(sink.clone());
-                let found = prestarted.iter().position(|o| o.uri() == uri);
-                let watch = match found {
-                    Some(i) => {
-                        let opening = prestarted.swap_remove(i);
-                        serving.resolve_watchable(uri).await?;
-                        opening.finish(notifier).await
-                    }
-                    None => Watch::open(serving.resolve_watchable(uri).await?, notifier).await,
-                };
-                watches.insert(uri.clone(), watch);
-            }
-            Ok(watches)
-        };
-        let watches = match opened.await {
-            Ok(watches) => watches,
-            Err(e) => {
-                lock(listens).remove(&id);
-                return Err(e);
-            }
-        };
+        // Judged before the acknowledgement too (`Session::handle_request`); judged again here
+        // (this listen included) for the listens and subscriptions answered meanwhile.
+        if self.watched() > limit {
+            return Err(too_many(limit));
+        }
+        let mut watches = HashMap::new();
+        for uri in wanted {
+            let notifier = Notifier::Listen(sink.clone());
+            let found = prestarted.iter().position(|o| o.uri() == uri);
+            let watch = match found {
+                Some(i) => {
+                    let opening = prestarted.swap_remove(i);
+                    serving.resolve_watchable(uri).await?;
+                    opening.finish(notifier).await
+                }
+                None => Watch::open(serving.resolve_watchable(uri).await?, notifier).await,
+            };
+            watches.insert(uri.clone(), watch);
+        }
         let (feed, mut tasks) = tokio::sync::mpsc::channel(super::tasks::NOTIFY_BUFFER);
         let task_ids = noted_task_ids(&context);
         if !task_ids.is_empty() {
@@ -279,7 +286,6 @@ impl Subscriptions {
                 }
             }
         }
-        lock(listens).remove(&id);
         Ok(())
     }
 }
