@@ -9,47 +9,25 @@
 #[path = "table.rs"]
 mod table;
 
+#[path = "floor_calls.rs"]
+mod floor_calls;
+
 use bytes::Bytes;
+use floor_calls::{Request as Message, result};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use table::{Kill, Spawn, Table};
-
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    method: &'a str,
-    #[serde(default)]
-    params: Option<Params>,
-}
-
-#[derive(Deserialize)]
-struct Params {
-    name: Option<String>,
-    arguments: Option<Value>,
-}
+use table::Table;
 
 type Body = BoxBody<Bytes, Infallible>;
 
 struct Floor {
     table: Table,
     sessions: AtomicU64,
-}
-
-fn structured(v: Value) -> Value {
-    json!({"content": [{"type": "text", "text": serde_json::to_string_pretty(&v).unwrap()}], "structuredContent": v, "isError": false})
-}
-
-fn failed(text: String) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
 fn status(code: StatusCode) -> Response<Body> {
@@ -59,29 +37,6 @@ fn status(code: StatusCode) -> Response<Body> {
 }
 
 impl Floor {
-    fn call(&self, params: Option<Params>) -> Value {
-        let p = params.unwrap_or(Params {
-            name: None,
-            arguments: None,
-        });
-        let args = p.arguments.unwrap_or(Value::Null);
-        match p.name.as_deref() {
-            Some("load_sample") => structured(serde_json::to_value(self.table.sample()).unwrap()),
-            Some("proc_spawn") => match serde_json::from_value::<Spawn>(args) {
-                Ok(s) => structured(serde_json::to_value(self.table.spawn(s.name)).unwrap()),
-                Err(e) => failed(e.to_string()),
-            },
-            Some("proc_kill") => match serde_json::from_value::<Kill>(args)
-                .map_err(|e| e.to_string())
-                .and_then(|k| self.table.kill(k.pid))
-            {
-                Ok(k) => structured(serde_json::to_value(k).unwrap()),
-                Err(e) => failed(e),
-            },
-            _ => failed("unknown tool".into()),
-        }
-    }
-
     async fn serve(self: Arc<Self>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
         match *req.method() {
             Method::POST => {}
@@ -106,15 +61,9 @@ impl Floor {
         let Some(id) = message.id else {
             return Ok(status(StatusCode::ACCEPTED));
         };
-        let mut session = None;
-        let result = match message.method {
-            "initialize" => {
-                session = Some(self.sessions.fetch_add(1, Ordering::Relaxed).to_string());
-                json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "ops", "version": "0.1.0"}})
-            }
-            "tools/call" => self.call(message.params),
-            _ => json!({}),
-        };
+        let session = (message.method == "initialize")
+            .then(|| self.sessions.fetch_add(1, Ordering::Relaxed).to_string());
+        let result = result(&self.table, message.method, message.params);
         let mut out = Vec::with_capacity(512);
         out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         out.extend_from_slice(id.get().as_bytes());
