@@ -434,6 +434,13 @@ fn main() {
     }
 
     // Verdicts: every level and mode the two share.
+    // "1 / 16 / 256": the levels every "measured" line names.
+    let at_levels = c
+        .levels
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join(" / ");
     let verdict = |peer: &str, at_least: f64, label: &str| {
         let mut parts = Vec::new();
         let mut all = true;
@@ -462,7 +469,7 @@ fn main() {
         }
         json!({
             "target": label,
-            "measured": format!("{} (at {} clients)", parts.join("; "), c.levels.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" / ")),
+            "measured": format!("{} (at {} clients)", parts.join("; "), at_levels),
             "met": if any && failed.is_empty() { Value::Bool(all) } else { Value::Null },
         })
     };
@@ -518,7 +525,7 @@ fn main() {
             .collect();
         verdicts.push(json!({
             "target": "HTTP floor (bare hyper and serde_json, no MCP) × rmcp's service: the ceiling of any server's ratio through this harness (for reference)",
-            "measured": format!("{} (at {} clients)", parts.join("; "), c.levels.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" / ")),
+            "measured": format!("{} (at {} clients)", parts.join("; "), at_levels),
             "met": Value::Null,
         }));
     }
