@@ -72,3 +72,49 @@ async fn watchers_of_many_items_share_one_feed_and_hear_only_their_items() {
         );
     }
 }
+
+/// A session's URIs share one debounce window: a URI changed while another's window is open
+/// still hears exactly one `updated` for what changed, and a URI nobody changed hears none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uris_changed_in_one_window_each_hear_one_updated() {
+    let quiet = Duration::from_secs(1);
+    let item = |pid: u32| format!("surface://collections/processes/{pid}");
+    let shell = |pid: u32| ops::Process {
+        pid,
+        name: "shell".into(),
+        state: "sleeping".into(),
+    };
+    for era in Era::ALL {
+        let surface = Arc::new(ops::Ops::new());
+        let served = ops::mcp_server(surface.clone()).start().expect("ops composes");
+        let client = TestClient::connect(&served, era).await;
+        let mut one = client.subscribe(&item(1)).await.unwrap();
+        let mut two = client.subscribe(&item(2)).await.unwrap();
+        let mut three = client.subscribe(&item(3)).await.unwrap();
+
+        surface.processes.upsert(1, shell(1));
+        // Inside the window item 1 opened: item 2 joins it, then both change again.
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        surface.processes.upsert(2, shell(2));
+        surface.processes.upsert(1, shell(1));
+        surface.processes.upsert(2, shell(2));
+
+        let updated = |pid: u32| vec![Notice::Updated(item(pid))];
+        assert_eq!(one.until_quiet(quiet).await, updated(1), "{era:?}");
+        assert_eq!(two.until_quiet(quiet).await, updated(2), "{era:?}");
+        assert_eq!(
+            three.until_quiet(quiet).await,
+            [],
+            "{era:?}: item 3 did not change"
+        );
+
+        // The next change opens a window of its own.
+        surface.processes.upsert(2, shell(2));
+        assert_eq!(two.until_quiet(quiet).await, updated(2), "{era:?}");
+        assert_eq!(
+            one.until_quiet(quiet).await,
+            [],
+            "{era:?}: item 1 did not change again"
+        );
+    }
+}

@@ -6,9 +6,8 @@
 //! concerns, not every watcher of the collection in every session (a broadcast send wakes every
 //! waiting receiver). A poked route's watcher then debounces (see `Watch` in `watch.rs`).
 //!
-//! A route's `pending` flag makes a poke cheap while its watcher is already gathering changes
-//! into one notification: the hub swaps the flag and wakes the watcher only on the first
-//! change of a window.
+//! What a poke does is the watcher's (`watch.rs`): it marks its URI changed, and only the first
+//! change of a window queues anything.
 
 use super::clients::Clients;
 use super::resources::ResourceEntry;
@@ -17,10 +16,8 @@ use crate::sync::lock;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// How long a dropped feed waits before it dials again.
@@ -54,34 +51,19 @@ pub(crate) struct Hub {
 struct Routes {
     next: u64,
     /// Watchers of one item, by the item's id as URIs spell it.
-    by_id: HashMap<String, Vec<(u64, Arc<Poke>)>>,
+    by_id: HashMap<String, Vec<Routed>>,
     /// Watchers of the whole member (a cell, a stream, an event, a collection's list).
-    whole: Vec<(u64, Arc<Poke>)>,
+    whole: Vec<Routed>,
 }
 
-/// How a hub wakes one watcher.
-#[derive(Default)]
-pub(crate) struct Poke {
-    pending: AtomicBool,
-    notify: Notify,
-}
+/// One route: its token (what its [`Route`] removes) and its watcher.
+type Routed = (u64, Arc<dyn Watcher>);
 
-impl Poke {
-    fn poke(&self) {
-        if !self.pending.swap(true, Ordering::AcqRel) {
-            self.notify.notify_one();
-        }
-    }
-
-    /// Waits for the first change of a window.
-    pub(crate) async fn first(&self) {
-        self.notify.notified().await;
-    }
-
-    /// Closes the window: a change from now on opens the next one.
-    pub(crate) fn close_window(&self) {
-        self.pending.store(false, Ordering::Release);
-    }
+/// What a hub tells of each change that concerns it (implemented in `watch.rs`). Called on the
+/// hub's task for every such change, so it must be cheap and must not block.
+pub(crate) trait Watcher: Send + Sync + 'static {
+    /// Something this watcher follows changed.
+    fn poke(&self);
 }
 
 /// A watcher's place in a hub's routes; leaving it (dropping) removes the route, and the last
@@ -90,7 +72,6 @@ pub(crate) struct Route {
     hub: Arc<Hub>,
     item: Option<String>,
     token: u64,
-    pub(crate) poke: Arc<Poke>,
 }
 
 impl Drop for Route {
@@ -142,46 +123,41 @@ impl Hub {
         }
     }
 
-    fn join(self: &Arc<Self>, item: Option<String>) -> Route {
-        let poke = Arc::new(Poke::default());
+    fn join(self: &Arc<Self>, item: Option<String>, watcher: Arc<dyn Watcher>) -> Route {
         let mut routes = lock(&self.routes);
         routes.next += 1;
         let token = routes.next;
         match &item {
-            Some(id) => routes
-                .by_id
-                .entry(id.clone())
-                .or_default()
-                .push((token, poke.clone())),
-            None => routes.whole.push((token, poke.clone())),
+            Some(id) => routes.by_id.entry(id.clone()).or_default().push((token, watcher)),
+            None => routes.whole.push((token, watcher)),
         }
         Route {
             hub: self.clone(),
             item,
             token,
-            poke,
         }
     }
 }
 
-/// Joins the hub of `entry`'s member on `generation` as a watcher of `item` (or of the whole
+/// Joins the hub of `entry`'s member on `generation`, `watcher` following `item` (or the whole
 /// member), opening the hub and its feed first when there is none. When this returns, an
 /// in-process feed is open, so no change made after it is missed.
 pub(crate) fn join<S: Source>(
     generation: Arc<S>,
     entry: ResourceEntry,
     item: Option<String>,
+    watcher: Arc<dyn Watcher>,
 ) -> BoxFuture<'static, Route> {
     Box::pin(async move {
         let key = (entry.owner.clone(), entry.member);
         if let Some(hub) = lock(&generation.hubs().open).get(&key).and_then(Weak::upgrade) {
-            return hub.join(item);
+            return hub.join(item, watcher);
         }
         let feed = attach(generation.clone(), entry.clone()).await;
         // Another watcher may have opened it while this one attached: join that one.
         let mut open = lock(&generation.hubs().open);
         if let Some(hub) = open.get(&key).and_then(Weak::upgrade) {
-            return hub.join(item);
+            return hub.join(item, watcher);
         }
         open.retain(|_, h| h.strong_count() > 0);
         let hub = Arc::new(Hub {
@@ -190,7 +166,7 @@ pub(crate) fn join<S: Source>(
         });
         open.insert(key, Arc::downgrade(&hub));
         drop(open);
-        let route = hub.join(item);
+        let route = hub.join(item, watcher);
         let task = tokio::spawn(feed_loop(Arc::downgrade(&hub), feed, generation, entry));
         *lock(&hub.task) = Some(task);
         route

@@ -8,7 +8,7 @@ use super::generation::Generation;
 use super::listen_ids::ListenTaskIds;
 use super::requests::Serving;
 use super::results::branded;
-use super::watch::{Notifier, Opening, Target, Watch};
+use super::watch::{Notifier, Opening, Outbox, Target, Watch};
 use crate::sync::lock;
 use rmcp::model::{
     DetailedTask, GetMeta, Notification, RequestId, ServerNotification, SubscriptionFilter,
@@ -63,6 +63,8 @@ type Prestarted = Vec<(Option<tokio::task::Id>, usize, Vec<Opening>)>;
 #[derive(Default)]
 pub(crate) struct Subscriptions {
     legacy: Mutex<HashMap<String, Watch>>,
+    /// Where the legacy subscriptions' `updated` notifications leave, from the first one on.
+    legacy_outbox: Mutex<Option<Arc<Outbox>>>,
     listens: Mutex<HashMap<RequestId, Listen>>,
     /// Feeds started by `accepted_subscription_filter`, by the task of the listen request
     /// (rmcp calls the filter and then `listen` in the one task serving that request).
@@ -173,7 +175,10 @@ impl Subscriptions {
             self.admit(1, limit)?;
         }
         let target = serving.resolve_watchable(&uri).await?;
-        let watch = Watch::open(target, Notifier::Legacy(peer)).await;
+        let outbox = lock(&self.legacy_outbox)
+            .get_or_insert_with(|| Outbox::new(Notifier::Legacy(peer)))
+            .clone();
+        let watch = Watch::open(target, outbox).await;
         // Checked again: subscriptions answered meanwhile count too.
         if !held() {
             self.admit(1, limit)?;
@@ -249,16 +254,16 @@ impl Subscriptions {
             return Err(too_many(limit));
         }
         let mut watches = HashMap::new();
+        let outbox = Outbox::new(Notifier::Listen(sink.clone()));
         for uri in wanted {
-            let notifier = Notifier::Listen(sink.clone());
             let found = prestarted.iter().position(|o| o.uri() == uri);
             let watch = match found {
                 Some(i) => {
                     let opening = prestarted.swap_remove(i);
                     serving.resolve_watchable(uri).await?;
-                    opening.finish(notifier).await
+                    opening.finish(outbox.clone()).await
                 }
-                None => Watch::open(serving.resolve_watchable(uri).await?, notifier).await,
+                None => Watch::open(serving.resolve_watchable(uri).await?, outbox.clone()).await,
             };
             watches.insert(uri.clone(), watch);
         }

@@ -1,24 +1,32 @@
 //! One watched URI: a [`Watch`] owns what it follows (the URI resolved on one generation) and
-//! where its `updated` notifications go, and runs the debounced task between the two. The
-//! member's feed itself is read once per generation by its hub (`hub.rs`), which pokes a watch
-//! only when its item (or, for a whole member, anything) changed.
+//! the [`Outbox`] its `updated` notifications leave by. The member's feed itself is read once
+//! per generation by its hub (`hub.rs`), which pokes a watch only when its item (or, for a
+//! whole member, anything) changed.
+//!
+//! An outbox serves every URI of one session (legacy subscriptions) or of one listen stream,
+//! with one task: a URI's first change since its last `updated` queues it, the first URI queued
+//! opens a window of [`DEBOUNCE`], and at its end every URI queued gets one `updated`. A
+//! session watching a hundred URIs of a busy collection so wakes one task and one timer per
+//! window, not a hundred.
 
 use super::generation::Generation;
-use super::hub::{self, Route};
+use super::hub::{self, Route, Watcher};
 use super::resources::ResourceEntry;
+use crate::sync::lock;
 use futures::future::BoxFuture;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 /// How long changes to one URI are gathered into one `updated` notification.
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
 
-/// Where one subscription's notifications go.
-#[derive(Clone)]
+/// Where one session's (or one listen's) notifications go.
 pub(crate) enum Notifier {
     /// A legacy `resources/subscribe`: notifications to the session's peer.
     Legacy(Peer<RoleServer>),
@@ -61,74 +69,184 @@ impl Target {
     }
 
     /// Joins the hub of the member's feed on the generation (opening it when this is its first
-    /// watcher). An owned future, so that it can be started before a listen is acknowledged
-    /// and finished after (see [`Opening`]).
-    fn join(&self) -> BoxFuture<'static, Route> {
-        hub::join(self.generation.clone(), self.entry.clone(), self.item.clone())
+    /// watcher), `changed` marked at each change. An owned future, so that it can be started
+    /// before a listen is acknowledged and finished after (see [`Opening`]).
+    fn join(&self, changed: &Arc<Changed>) -> BoxFuture<'static, Route> {
+        let watcher: Arc<dyn Watcher> = changed.clone();
+        hub::join(
+            self.generation.clone(),
+            self.entry.clone(),
+            self.item.clone(),
+            watcher,
+        )
     }
 }
 
-/// One subscribed URI and the task that watches it; dropping it ends the task.
+/// Where the `updated` notifications of one session's (or one listen's) watches leave: one
+/// task gathering each window's changed URIs. Dropping it (with the last watch and the
+/// session's own handle) ends the task.
+pub(crate) struct Outbox {
+    queue: Arc<Queue>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Outbox {
+    /// An outbox sending to `notifier`, its task started.
+    pub(crate) fn new(notifier: Notifier) -> Arc<Outbox> {
+        let queue = Arc::new(Queue::default());
+        let task = tokio::spawn(deliver(queue.clone(), notifier));
+        Arc::new(Outbox { queue, task })
+    }
+}
+
+/// The URIs changed in the open window. Bounded by the outbox's watches: a URI is queued only
+/// when its `changed` flag goes up, and queued again only after a window took it down.
+#[derive(Default)]
+struct Queue {
+    changed: Mutex<Vec<Arc<Changed>>>,
+    opened: Notify,
+}
+
+impl Queue {
+    fn push(&self, changed: Arc<Changed>) {
+        let mut queued = lock(&self.changed);
+        let first = queued.is_empty();
+        queued.push(changed);
+        drop(queued);
+        if first {
+            // Stored as a permit when the task is not waiting yet: the window still opens.
+            self.opened.notify_one();
+        }
+    }
+}
+
+/// Sends one `updated` per window for each URI changed in it, until the notifier is gone.
+async fn deliver(queue: Arc<Queue>, notifier: Notifier) {
+    loop {
+        queue.opened.notified().await;
+        // Gather what arrives within the window into one notification per URI.
+        tokio::time::sleep(DEBOUNCE).await;
+        let window = std::mem::take(&mut *lock(&queue.changed));
+        for changed in window {
+            // Lowered before sending, so a change from now on is sent in the next window; a
+            // URI queued twice (see `Changed::attach`) finds it lowered and is skipped.
+            if changed.ended.load(Ordering::Acquire) || !changed.flag.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            if !notifier.updated(&changed.uri).await {
+                return;
+            }
+        }
+    }
+}
+
+/// One watched URI's mark: raised by the hub at a change, lowered by the window that sends
+/// its `updated`.
+struct Changed {
+    uri: String,
+    flag: AtomicBool,
+    /// Its watch is gone: a window that still holds it sends nothing for it.
+    ended: AtomicBool,
+    /// Its outbox's queue, once the watch runs (a listen's feeds open before it has one).
+    queue: OnceLock<Weak<Queue>>,
+    me: Weak<Changed>,
+}
+
+impl Watcher for Changed {
+    fn poke(&self) {
+        if !self.flag.swap(true, Ordering::SeqCst) {
+            // Pairs with the fence in `attach`: one of the two sees the other and queues it.
+            fence(Ordering::SeqCst);
+            self.enqueue();
+        }
+    }
+}
+
+impl Changed {
+    fn new(uri: &str) -> Arc<Changed> {
+        Arc::new_cyclic(|me| Changed {
+            uri: uri.to_owned(),
+            flag: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+            queue: OnceLock::new(),
+            me: me.clone(),
+        })
+    }
+
+    fn enqueue(&self) {
+        let queue = self.queue.get().and_then(Weak::upgrade);
+        if let (Some(queue), Some(me)) = (queue, self.me.upgrade()) {
+            queue.push(me);
+        }
+    }
+
+    /// Starts sending through `outbox`; a change made before (a listen's feed opens before it
+    /// is acknowledged) is queued now.
+    fn attach(&self, outbox: &Outbox) {
+        let _ = self.queue.set(Arc::downgrade(&outbox.queue));
+        fence(Ordering::SeqCst);
+        if self.flag.load(Ordering::SeqCst) {
+            self.enqueue();
+        }
+    }
+}
+
+/// One subscribed URI; dropping it leaves the member's hub and sends nothing more for it.
 pub(crate) struct Watch {
     target: Target,
-    notifier: Notifier,
-    task: JoinHandle<()>,
+    outbox: Arc<Outbox>,
+    changed: Arc<Changed>,
+    _route: Route,
     /// Counted in the subscriptions gauge while it lives.
     _watched: super::observe::Gauged,
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.task.abort();
+        self.changed.ended.store(true, Ordering::Release);
     }
 }
 
 impl Watch {
     /// Joins the member's feed (before answering, so no change made after the subscription is
-    /// acknowledged can be missed), then sends debounced `updated` notifications.
-    pub(crate) async fn open(target: Target, notifier: Notifier) -> Watch {
-        let route = target.join().await;
-        Watch::run(route, target, notifier)
+    /// acknowledged can be missed); its `updated` notifications leave by `outbox`.
+    pub(crate) async fn open(target: Target, outbox: Arc<Outbox>) -> Watch {
+        let changed = Changed::new(&target.uri);
+        let route = target.join(&changed).await;
+        Watch::run(route, changed, target, outbox)
     }
 
-    /// Sends one `updated` per window of changes the hub routes here, until the host is gone.
-    /// (Over a dialled link the hub re-attaches a dropped feed; the route stays.)
-    fn run(route: Route, target: Target, notifier: Notifier) -> Watch {
-        let task = tokio::spawn({
-            let (uri, notifier) = (target.uri.clone(), notifier.clone());
-            async move {
-                loop {
-                    route.poke.first().await;
-                    // Gather what arrives within the window into this one notification.
-                    tokio::time::sleep(DEBOUNCE).await;
-                    route.poke.close_window();
-                    if !notifier.updated(&uri).await {
-                        return;
-                    }
-                }
-            }
-        });
+    fn run(route: Route, changed: Arc<Changed>, target: Target, outbox: Arc<Outbox>) -> Watch {
+        changed.attach(&outbox);
         Watch {
             target,
-            notifier,
-            task,
+            outbox,
+            changed,
+            _route: route,
             _watched: super::observe::Gauged::watch(),
         }
     }
 
-    /// This watch moved onto `next`: re-opened there with the same notifier, or ended (None)
-    /// when `next` no longer serves its URI.
+    /// This watch moved onto `next`: re-opened there on the same outbox, or ended (None) when
+    /// `next` no longer serves its URI.
     pub(crate) async fn follow(self, next: &Arc<Generation>) -> Option<Watch> {
-        let (uri, notifier) = (self.target.uri.clone(), self.notifier.clone());
+        let (uri, outbox) = (self.target.uri.clone(), self.outbox.clone());
         drop(self);
         let target = Target::resolve(next, &uri)?;
-        Some(Watch::open(target, notifier).await)
+        Some(Watch::open(target, outbox).await)
     }
 }
 
 /// A watch whose feed was started before rmcp acknowledged its listen, to be finished after.
 pub(crate) struct Opening {
     target: Target,
+    changed: Arc<Changed>,
     started: Started,
 }
 
@@ -141,13 +259,18 @@ impl Opening {
     /// Polls the join once, now: an in-process feed is open when this returns, and a wire
     /// watch has sent its request; the rest is awaited by [`Opening::finish`].
     pub(crate) fn start(target: Target) -> Opening {
-        let mut joining = target.join();
+        let changed = Changed::new(&target.uri);
+        let mut joining = target.join(&changed);
         let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
         let started = match joining.as_mut().poll(&mut cx) {
             std::task::Poll::Ready(route) => Started::Open(route),
             std::task::Poll::Pending => Started::Opening(joining),
         };
-        Opening { target, started }
+        Opening {
+            target,
+            changed,
+            started,
+        }
     }
 
     /// The URI this watch is for.
@@ -155,12 +278,12 @@ impl Opening {
         &self.target.uri
     }
 
-    /// The watch, its feed attached.
-    pub(crate) async fn finish(self, notifier: Notifier) -> Watch {
+    /// The watch, its feed attached, sending through `outbox`.
+    pub(crate) async fn finish(self, outbox: Arc<Outbox>) -> Watch {
         let route = match self.started {
             Started::Open(route) => route,
             Started::Opening(joining) => joining.await,
         };
-        Watch::run(route, self.target, notifier)
+        Watch::run(route, self.changed, self.target, outbox)
     }
 }
