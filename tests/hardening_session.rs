@@ -16,6 +16,48 @@ use std::time::Duration;
 use surface::testing::{Era, Notice, TestClient};
 use surface::{STREAM_HISTORY, Stream};
 
+/// One session served over in-memory pipes, spoken to line by line.
+struct Lines {
+    to_server: tokio::io::DuplexStream,
+    heard: tokio::io::Lines<tokio::io::BufReader<tokio::io::DuplexStream>>,
+    _connection: tokio::task::JoinHandle<()>,
+}
+
+impl Lines {
+    fn serve(served: surface::mcp::ServedMcp) -> Lines {
+        use tokio::io::AsyncBufReadExt;
+        let (server_in, to_server) = tokio::io::duplex(1 << 20);
+        let (from_server, server_out) = tokio::io::duplex(1 << 20);
+        let connection = tokio::spawn(async move {
+            let connection = served.serve(server_in, server_out).await.unwrap();
+            // How the connection ended is not what these tests check.
+            let _ = connection.waiting().await;
+        });
+        Lines {
+            to_server,
+            heard: tokio::io::BufReader::new(from_server).lines(),
+            _connection: connection,
+        }
+    }
+
+    async fn send(&mut self, message: serde_json::Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = serde_json::to_vec(&message).unwrap();
+        line.push(b'\n');
+        self.to_server.write_all(&line).await.unwrap();
+    }
+
+    /// The next message the server writes, within 20 s.
+    async fn next(&mut self) -> serde_json::Value {
+        let line = tokio::time::timeout(Duration::from_secs(20), self.heard.next_line())
+            .await
+            .expect("the server speaks in time")
+            .unwrap()
+            .expect("the connection stays open");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_keeps_only_its_recent_history() {
     let surface = Arc::new(ops::Ops::new());
@@ -118,6 +160,71 @@ async fn the_subscription_limit_is_a_setting_and_covers_listens() {
     }
 }
 
+/// A listen cancelled while its feeds open (here, behind a dial that takes seconds) lets go
+/// of its place in the subscription limit at once: the next listen for as many URIs is
+/// acknowledged before that dial ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_cancelled_while_its_feeds_open_lets_go_of_its_place() {
+    use surface::mcp::{BundleClient, McpServer, Member, OwnedBundle};
+    const DIAL: Duration = Duration::from_secs(4);
+    let ops = Arc::new(ops::Ops::new());
+    let served = McpServer::new("ops", "0")
+        .core(Member::new(ops::EXPOSE))
+        .dial(move || {
+            let ops = ops.clone();
+            async move {
+                tokio::time::sleep(DIAL).await;
+                Ok(OwnedBundle::new(BundleClient::with_core(ops::OpsClient::direct(
+                    ops,
+                ))))
+            }
+        })
+        .max_subscriptions(2)
+        .start()
+        .unwrap();
+    let mut session = Lines::serve(served);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}
+    });
+    let listen = |id: u32| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+            "notifications": {"resourceSubscriptions": ["surface://cells/load", "surface://streams/log"]},
+            "_meta": meta.clone()}})
+    };
+    let started = tokio::time::Instant::now();
+    // Whether listen `id` was acknowledged (true) or answered (false: refused).
+    let outcome = async |session: &mut Lines, id: u32| loop {
+        let message = session.next().await;
+        let subscription = &message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
+        if message["method"] == "notifications/subscriptions/acknowledged" && *subscription == id {
+            return (true, message);
+        }
+        if message["id"] == id {
+            return (false, message);
+        }
+    };
+
+    session.send(listen(1)).await;
+    let (acknowledged, first) = outcome(&mut session, 1).await;
+    assert!(acknowledged, "{first}");
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+    session.send(cancel).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    session.send(listen(2)).await;
+    let (acknowledged, second) = outcome(&mut session, 2).await;
+    assert!(
+        acknowledged,
+        "the cancelled listen still held its 2 URIs: {second}"
+    );
+    assert!(
+        started.elapsed() < DIAL,
+        "acknowledged only once the dial ended ({:?})",
+        started.elapsed()
+    );
+}
+
 /// `max_in_flight` is honoured below its default: an open listen stream holds its request in
 /// flight, so with the bound at 2 and two listens open the next request is not read; at 3 it is
 /// answered.
@@ -140,45 +247,31 @@ async fn a_lower_in_flight_setting_is_honoured() {
 /// read: each is answered -32600 with its id and the limit, and the connection goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lower_line_limit_is_honoured() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let served = ops::mcp_server(Arc::new(ops::Ops::new()))
         .max_line(1024)
         .start()
         .unwrap();
-    let (server_in, mut to_server) = tokio::io::duplex(1 << 20);
-    let (from_server, server_out) = tokio::io::duplex(1 << 20);
-    let _connection = tokio::spawn(async move {
-        let connection = served.serve(server_in, server_out).await.unwrap();
-        connection.waiting().await
-    });
-    let mut answers = BufReader::new(from_server).lines();
-    let mut send = async |message: serde_json::Value| {
-        let mut line = serde_json::to_vec(&message).unwrap();
-        line.push(b'\n');
-        to_server.write_all(&line).await.unwrap();
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    let mut session = Lines::serve(served);
+    session
+        .send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
-    )
-    .await;
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        )
+        .await;
+    session
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
     let call = |id: u32, name_len: usize| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "proc_spawn", "arguments": {"name": "a".repeat(name_len)}}})
     };
     // 2 KiB arrives in one read; 200 KiB spans several.
-    send(call(1, 2 * 1024)).await;
-    send(call(2, 200 * 1024)).await;
-    send(call(3, 10)).await;
+    session.send(call(1, 2 * 1024)).await;
+    session.send(call(2, 200 * 1024)).await;
+    session.send(call(3, 10)).await;
     let mut by_id = std::collections::HashMap::new();
     while by_id.len() < 4 {
-        let line = tokio::time::timeout(Duration::from_secs(20), answers.next_line())
-            .await
-            .expect("every line is answered")
-            .unwrap()
-            .expect("the connection stays open");
-        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let answer = session.next().await;
         by_id.insert(answer["id"].as_u64().unwrap(), answer);
     }
     for id in [1, 2] {

@@ -4,6 +4,7 @@
 //! (tasks.rs): rmcp's filter type has no such field, so the transport reads it off the raw
 //! request ([`ListenTaskIds`], listen_ids.rs) and hands it on in the request's extensions.
 
+use super::cancel::unless_cancelled;
 use super::generation::Generation;
 use super::listen_ids::ListenTaskIds;
 use super::requests::Serving;
@@ -253,20 +254,29 @@ impl Subscriptions {
         if self.watched() > limit {
             return Err(too_many(limit));
         }
-        let mut watches = HashMap::new();
         let outbox = Outbox::new(Notifier::Listen(sink.clone()));
-        for uri in wanted {
-            let found = prestarted.iter().position(|o| o.uri() == uri);
-            let watch = match found {
-                Some(i) => {
-                    let opening = prestarted.swap_remove(i);
-                    serving.resolve_watchable(uri).await?;
-                    opening.finish(outbox.clone()).await
-                }
-                None => Watch::open(serving.resolve_watchable(uri).await?, outbox.clone()).await,
-            };
-            watches.insert(uri.clone(), watch);
-        }
+        let opening = async {
+            let mut watches = HashMap::new();
+            for uri in wanted {
+                let found = prestarted.iter().position(|o| o.uri() == uri);
+                let watch = match found {
+                    Some(i) => {
+                        let opening = prestarted.swap_remove(i);
+                        serving.resolve_watchable(uri).await?;
+                        opening.finish(outbox.clone()).await
+                    }
+                    None => Watch::open(serving.resolve_watchable(uri).await?, outbox.clone()).await,
+                };
+                watches.insert(uri.clone(), watch);
+            }
+            Ok::<_, ErrorData>(watches)
+        };
+        // Cancelled while its feeds open (a cold dial can take seconds), the listen ends there
+        // and lets go of its place at once, not when the feeds are open.
+        let Some(watches) = unless_cancelled(&context.request_context().ct, opening).await else {
+            return Ok(());
+        };
+        let watches = watches?;
         let (feed, mut tasks) = tokio::sync::mpsc::channel(super::tasks::NOTIFY_BUFFER);
         let task_ids = noted_task_ids(&context);
         if !task_ids.is_empty() {
