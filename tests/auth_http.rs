@@ -560,11 +560,8 @@ async fn whoami(_client: &ops::OpsClient, ctx: ToolContext) -> Result<Value, Fai
     }))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tool_sees_who_calls_in_both_eras() {
-    let Some((mut issuer, port, audience)) = issuer_and_port().await else {
-        return;
-    };
+/// The ops surface with [`whoami`] beside its tools, served on `port` with `auth`.
+async fn serve_whoami(port: u16, auth: Auth) -> HttpServer {
     let ops = Arc::new(ops::Ops::new());
     let served = McpServer::new("whoami", "0")
         .core(ops::core().tool(WhoamiTool))
@@ -572,8 +569,18 @@ async fn a_tool_sees_who_calls_in_both_eras() {
         .client(move || BundleClient::with_core(ops::OpsClient::direct(ops.clone())))
         .start()
         .unwrap();
-    let options = HttpOptions::loopback(port).auth(ops::ops_auth(&issuer.url, &audience));
-    let server = served.serve_http(options).await.unwrap();
+    served
+        .serve_http(HttpOptions::loopback(port).auth(auth))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_sees_who_calls_in_both_eras() {
+    let Some((mut issuer, port, audience)) = issuer_and_port().await else {
+        return;
+    };
+    let server = serve_whoami(port, ops::ops_auth(&issuer.url, &audience)).await;
     let addr = server.local_addr();
     let token = issuer
         .token(
@@ -625,6 +632,135 @@ async fn a_tool_sees_who_calls_in_both_eras() {
         expected,
         "{answer:?}"
     );
+}
+
+/// A verifier of fixed tokens that counts its calls and can revoke a token.
+#[derive(Default)]
+struct Counted {
+    calls: AtomicUsize,
+    revoked: std::sync::Mutex<Vec<String>>,
+}
+
+/// The verifier the server holds, sharing its counts with the test.
+struct Counting(Arc<Counted>);
+
+impl surface::auth::TokenVerifier for Counting {
+    async fn verify(&self, token: &str) -> Result<surface::Principal, surface::auth::Refusal> {
+        self.0.calls.fetch_add(1, Ordering::SeqCst);
+        if self.0.revoked.lock().unwrap().iter().any(|t| t == token) {
+            return Err(surface::auth::Refusal::new("the token was revoked"));
+        }
+        let subject = token
+            .strip_suffix("-token")
+            .ok_or_else(|| surface::auth::Refusal::new("unknown token"))?;
+        Ok(surface::Principal::new("http://auth.test", subject).with_scopes(["ops.read", "ops.admin"]))
+    }
+}
+
+/// One kept-alive HTTP/1.1 connection's request side.
+type Connection = hyper::client::conn::http1::SendRequest<http_body_util::Full<hyper::body::Bytes>>;
+
+/// One kept-alive HTTP/1.1 connection to `addr`, for requests sent one after another on it.
+async fn kept_alive(addr: SocketAddr) -> Connection {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (sender, connection) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    sender
+}
+
+/// Calls `whoami` (2026-07-28) on `connection` with `authorization`: the status, and the
+/// subject the tool saw.
+async fn whoami_on(connection: &mut Connection, authorization: Option<&str>) -> (u16, Option<String>) {
+    use http_body_util::BodyExt;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "whoami", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "auth", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut request = hyper::Request::post("/mcp")
+        .header("Host", "127.0.0.1")
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "whoami");
+    if let Some(value) = authorization {
+        request = request.header("Authorization", value);
+    }
+    let request = request
+        .body(http_body_util::Full::new(hyper::body::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap();
+    connection.ready().await.expect("the connection stays open");
+    let response = connection.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let message: Value = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .map_or_else(|| serde_json::from_str(&text), serde_json::from_str)
+        .unwrap_or(Value::Null);
+    let subject = message["result"]["structuredContent"]["subject"]
+        .as_str()
+        .map(str::to_owned);
+    (status, subject)
+}
+
+/// A connection remembers the bearer header its last request carried (one comparison per
+/// request instead of a parse, a hash and a cache lookup): every request on it is still
+/// judged by its own header, and never trusted longer than the cache trusts the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_request_on_a_kept_alive_connection_is_judged_by_its_own_token() {
+    let port = free_port();
+    let verifier = Arc::new(Counted::default());
+    let auth = Auth::custom(Counting(verifier.clone()))
+        .with_resource(format!("http://127.0.0.1:{port}/mcp"))
+        .authorization_server("http://auth.test")
+        .cache_for(Duration::from_millis(400));
+    let server = serve_whoami(port, auth).await;
+    let mut connection = kept_alive(server.local_addr()).await;
+    let calls = || verifier.calls.load(Ordering::SeqCst);
+
+    let alice = (200, Some("alice".to_owned()));
+    assert_eq!(
+        whoami_on(&mut connection, Some("Bearer alice-token")).await,
+        alice
+    );
+    assert_eq!(
+        whoami_on(&mut connection, Some("Bearer alice-token")).await,
+        alice
+    );
+    assert_eq!(calls(), 1, "the second request is admitted without the verifier");
+    // Another caller's token on the same connection is that caller's.
+    assert_eq!(
+        whoami_on(&mut connection, Some("Bearer bob-token")).await,
+        (200, Some("bob".to_owned()))
+    );
+    // A bad token, a malformed header or none at all is refused whatever came before.
+    assert_eq!(whoami_on(&mut connection, Some("Bearer mallory")).await.0, 401);
+    assert_eq!(
+        whoami_on(&mut connection, Some("Bearer bob-token x")).await.0,
+        400
+    );
+    assert_eq!(whoami_on(&mut connection, None).await.0, 401);
+    assert_eq!(
+        whoami_on(&mut connection, Some("Bearer bob-token")).await,
+        (200, Some("bob".to_owned()))
+    );
+    // Past the cache time the token is verified again: revoked meanwhile, it is refused.
+    verifier.revoked.lock().unwrap().push("bob-token".to_owned());
+    assert_eq!(
+        whoami_on(&mut connection, Some("Bearer bob-token")).await,
+        (200, Some("bob".to_owned())),
+        "within the cache time the token is still trusted"
+    );
+    let before = calls();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(whoami_on(&mut connection, Some("Bearer bob-token")).await.0, 401);
+    assert_eq!(calls(), before + 1, "verified again past the cache time");
 }
 
 // ---------------------------------------------------------------------------------------------

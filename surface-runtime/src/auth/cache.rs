@@ -15,7 +15,7 @@ pub const MAX_CACHED_TOKENS: usize = 10_000;
 pub(super) const UNTIL_EXPIRY: Duration = Duration::MAX;
 
 /// A verified token's principal, and until when it is kept.
-type Remembered = (Arc<Principal>, Instant);
+pub(crate) type Remembered = (Arc<Principal>, Instant);
 
 pub(super) struct TokenCache {
     ttl: Duration,
@@ -35,13 +35,14 @@ impl TokenCache {
         Sha256::digest(token.as_bytes()).into()
     }
 
-    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Arc<Principal>> {
+    /// The principal of the token `key` names and until when it is trusted, if remembered.
+    pub(super) fn get(&self, key: &[u8; 32]) -> Option<Remembered> {
         if self.ttl.is_zero() {
             return None;
         }
         let mut entries = lock(&self.entries);
         match entries.get(key) {
-            Some((principal, until)) if Instant::now() < *until => Some(principal.clone()),
+            Some((principal, until)) if Instant::now() < *until => Some((principal.clone(), *until)),
             Some(_) => {
                 entries.remove(key);
                 None
@@ -50,9 +51,10 @@ impl TokenCache {
         }
     }
 
-    pub(super) fn put(&self, key: [u8; 32], principal: &Arc<Principal>) {
+    /// Remembers a verified token's principal; answers until when, if it is remembered at all.
+    pub(super) fn put(&self, key: [u8; 32], principal: &Arc<Principal>) -> Option<Instant> {
         if self.ttl.is_zero() {
-            return;
+            return None;
         }
         let now = Instant::now();
         // A principal without an expiry is kept for the cache time only (never "forever").
@@ -61,12 +63,12 @@ impl TokenCache {
                 let unix = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
                 Duration::from_secs(exp).saturating_sub(unix)
             }
-            None if self.ttl == UNTIL_EXPIRY => return,
+            None if self.ttl == UNTIL_EXPIRY => return None,
             None => self.ttl,
         };
         let keep = left.min(self.ttl);
         if keep.is_zero() {
-            return;
+            return None;
         }
         let mut entries = lock(&self.entries);
         if entries.len() >= MAX_CACHED_TOKENS {
@@ -78,6 +80,7 @@ impl TokenCache {
             }
         }
         entries.insert(key, (principal.clone(), now + keep));
+        Some(now + keep)
     }
 
     #[cfg(test)]
@@ -98,16 +101,24 @@ mod tests {
     fn remembers_until_expiry_and_never_past_it() {
         let cache = TokenCache::new(UNTIL_EXPIRY);
         let alive = Arc::new(Principal::new("i", "s").expiring_at(now() + 60));
-        cache.put(TokenCache::key("a"), &alive);
-        assert_eq!(cache.get(&TokenCache::key("a")), Some(alive));
+        let until = cache
+            .put(TokenCache::key("a"), &alive)
+            .expect("an unexpired token is kept");
+        assert!(until <= Instant::now() + Duration::from_secs(60));
+        assert!(until > Instant::now() + Duration::from_secs(58));
+        assert_eq!(cache.get(&TokenCache::key("a")), Some((alive, until)));
         assert_eq!(cache.get(&TokenCache::key("b")), None);
-        cache.put(
+        let old = cache.put(
             TokenCache::key("old"),
             &Arc::new(Principal::new("i", "s").expiring_at(now() - 1)),
         );
+        assert_eq!(old, None);
         assert_eq!(cache.get(&TokenCache::key("old")), None);
         // No expiry and no cache time of its own: not remembered.
-        cache.put(TokenCache::key("c"), &Arc::new(Principal::new("i", "s")));
+        assert_eq!(
+            cache.put(TokenCache::key("c"), &Arc::new(Principal::new("i", "s"))),
+            None
+        );
         assert_eq!(cache.get(&TokenCache::key("c")), None);
     }
 
@@ -124,10 +135,11 @@ mod tests {
     #[test]
     fn zero_remembers_nothing() {
         let cache = TokenCache::new(Duration::ZERO);
-        cache.put(
+        let kept = cache.put(
             TokenCache::key("a"),
             &Arc::new(Principal::new("i", "s").expiring_at(now() + 60)),
         );
+        assert_eq!(kept, None);
         assert_eq!(cache.get(&TokenCache::key("a")), None);
     }
 }

@@ -44,7 +44,7 @@ mod verifier;
 
 use crate::Principal;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use cache::MAX_CACHED_TOKENS;
 pub use fetch::{FETCH_TIMEOUT, MAX_DOCUMENT};
@@ -198,23 +198,27 @@ impl Auth {
     /// Verifies `token`: from the cache of verified tokens when it is there and unexpired,
     /// else by the verifier (and then remembered).
     pub async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
-        self.verify_shared(token).await.map(|p| (*p).clone())
+        self.verify_shared(token).await.map(|(p, _)| (*p).clone())
     }
 
-    /// [`verify`](Self::verify), the principal shared with the cache: a request with a token
-    /// already verified costs a hash and a lookup, no copy.
-    pub(crate) async fn verify_shared(&self, token: &str) -> Result<Arc<Principal>, Refusal> {
+    /// [`verify`](Self::verify), the principal shared with the cache (a request with a token
+    /// already verified costs a hash and a lookup, no copy), and until when the cache trusts
+    /// it without asking the verifier again (`None`: it does not remember it).
+    pub(crate) async fn verify_shared(
+        &self,
+        token: &str,
+    ) -> Result<(Arc<Principal>, Option<Instant>), Refusal> {
         if token.len() > MAX_TOKEN {
             return Err(Refusal::new(format!(
                 "the token is longer than {MAX_TOKEN} bytes"
             )));
         }
         let key = cache::TokenCache::key(token);
-        if let Some(principal) = self.cache.get(&key) {
-            return Ok(principal);
+        if let Some((principal, until)) = self.cache.get(&key) {
+            return Ok((principal, Some(until)));
         }
         let principal = Arc::new(self.verifier.verify_boxed(token).await?);
-        self.cache.put(key, &principal);
-        Ok(principal)
+        let until = self.cache.put(key, &principal);
+        Ok((principal, until))
     }
 }

@@ -346,7 +346,16 @@ async fn accept_loop(listener: TcpListener, limits: Limits, service: HttpService
             let _slot = slot;
             let watch = super::http_conn::Watch::new();
             let stream = super::http_conn::Timed::new(stream, watch.clone(), limits.header, limits.idle);
-            let handler = service_fn(move |request: hyper::Request<Incoming>| {
+            // The bearer header this connection's requests carry, remembered between them.
+            #[cfg(feature = "auth")]
+            let last_token = (service.inner.gate.guard.is_some())
+                .then(|| Arc::new(super::http_auth::ConnectionToken::default()));
+            #[allow(unused_mut)] // mutated with the `auth` feature
+            let handler = service_fn(move |mut request: hyper::Request<Incoming>| {
+                #[cfg(feature = "auth")]
+                if let Some(last) = &last_token {
+                    request.extensions_mut().insert(last.clone());
+                }
                 let active = watch.begin();
                 let answer = service.respond(request);
                 async move {

@@ -17,6 +17,7 @@ use rmcp::transport::streamable_http_server::session::SessionId;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The well-known path of Protected Resource Metadata (RFC 9728 §3).
 const METADATA: &str = "/.well-known/oauth-protected-resource";
@@ -124,8 +125,11 @@ impl Guard {
     }
 
     /// Authenticates `request`: the principal its bearer token names (the token then removed
-    /// from the request, so nothing downstream sees it), or the answer that refuses it.
+    /// from the request, so nothing downstream sees it), or the answer that refuses it. A
+    /// request carrying the header its connection's last request carried, while the cache
+    /// still trusts that token, is admitted by one comparison.
     pub(super) async fn admit<B>(&self, request: &mut hyper::Request<B>) -> Result<Arc<Principal>, Response> {
+        let connection = request.extensions_mut().remove::<Arc<ConnectionToken>>();
         let mut values = request.headers().get_all(AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return Err(if request.headers().contains_key(AUTHORIZATION) {
@@ -134,13 +138,22 @@ impl Guard {
                 self.challenge(None)
             });
         };
+        if let Some(principal) = connection.as_ref().and_then(|last| last.recall(value)) {
+            request.headers_mut().remove(AUTHORIZATION);
+            return Ok(principal);
+        }
         let token = match bearer(value) {
             Ok(token) => token,
             Err(why) => return Err(self.malformed(why)),
         };
         let verified = self.auth.verify_shared(token).await;
+        if let (Some(last), Ok((principal, Some(until)))) = (&connection, &verified) {
+            last.remember(value, principal, *until);
+        }
         request.headers_mut().remove(AUTHORIZATION);
-        verified.map_err(|refusal| self.challenge(Some(refusal.description())))
+        verified
+            .map(|(principal, _)| principal)
+            .map_err(|refusal| self.challenge(Some(refusal.description())))
     }
 
     /// Whether `principal` may use the legacy session `id`: the subject that opened it may
@@ -253,6 +266,45 @@ impl Guard {
     }
 }
 
+/// The `Authorization` header one connection's last admitted request carried, and what it
+/// was verified as: a client sends its one token on every request of a kept-alive
+/// connection, and comparing the header costs far less than reading the token, hashing it
+/// for the shared cache and looking it up there. It is trusted no longer than the cache
+/// trusts the token. The serving loop gives each connection one (as a request extension).
+#[derive(Default)]
+pub(super) struct ConnectionToken(Mutex<Option<Seen>>);
+
+struct Seen {
+    header: Box<[u8]>,
+    principal: Arc<Principal>,
+    until: Instant,
+}
+
+impl ConnectionToken {
+    /// The principal `header` was last admitted as on this connection, while still trusted.
+    fn recall(&self, header: &HeaderValue) -> Option<Arc<Principal>> {
+        let seen = lock(&self.0);
+        let seen = seen.as_ref()?;
+        (same_bytes(&seen.header, header.as_bytes()) && Instant::now() < seen.until)
+            .then(|| seen.principal.clone())
+    }
+
+    fn remember(&self, header: &HeaderValue, principal: &Arc<Principal>, until: Instant) {
+        *lock(&self.0) = Some(Seen {
+            header: header.as_bytes().into(),
+            principal: principal.clone(),
+            until,
+        });
+    }
+}
+
+/// Whether `a` and `b` are equal, in a time that does not depend on where they first differ:
+/// behind a proxy, one connection may carry several callers' requests.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let differ = a.iter().zip(b).fold(0u8, |differ, (x, y)| differ | (x ^ y));
+    a.len() == b.len() && std::hint::black_box(differ) == 0
+}
+
 /// The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1: the scheme is
 /// case-insensitive, the token is `token68`).
 fn bearer(value: &HeaderValue) -> Result<&str, &'static str> {
@@ -300,6 +352,33 @@ mod tests {
         ] {
             assert!(bearer(&HeaderValue::from_static(bad)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_remembered_header_matches_only_itself_and_only_while_trusted() {
+        assert!(same_bytes(b"Bearer abc", b"Bearer abc"));
+        for other in [
+            &b"Bearer abd"[..],
+            b"Bearer ab",
+            b"Bearer abcd",
+            b"bearer abc",
+            b"",
+        ] {
+            assert!(!same_bytes(b"Bearer abc", other), "{other:?}");
+        }
+        let last = ConnectionToken::default();
+        let header = HeaderValue::from_static("Bearer abc");
+        assert_eq!(last.recall(&header), None);
+        let alice = Arc::new(Principal::new("i", "alice"));
+        last.remember(
+            &header,
+            &alice,
+            Instant::now() + std::time::Duration::from_secs(60),
+        );
+        assert_eq!(last.recall(&header), Some(alice.clone()));
+        assert_eq!(last.recall(&HeaderValue::from_static("Bearer abd")), None);
+        last.remember(&header, &alice, Instant::now());
+        assert_eq!(last.recall(&header), None, "no longer trusted");
     }
 
     #[test]
