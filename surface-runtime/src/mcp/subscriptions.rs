@@ -18,7 +18,7 @@ use rmcp::model::{
 use rmcp::service::{SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The ids noted on the listen `context` serves: by the stdio transport in the request's
 /// extensions, by the HTTP one in its HTTP parts.
@@ -65,7 +65,7 @@ type Prestarted = Vec<(Option<tokio::task::Id>, usize, Vec<Opening>)>;
 pub(crate) struct Subscriptions {
     legacy: Mutex<HashMap<String, Watch>>,
     /// Where the legacy subscriptions' `updated` notifications leave, from the first one on.
-    legacy_outbox: Mutex<Option<Arc<Outbox>>>,
+    legacy_outbox: OnceLock<Arc<Outbox>>,
     listens: Mutex<HashMap<RequestId, Listen>>,
     /// Feeds started by `accepted_subscription_filter`, by the task of the listen request
     /// (rmcp calls the filter and then `listen` in the one task serving that request).
@@ -176,8 +176,9 @@ impl Subscriptions {
             self.admit(1, limit)?;
         }
         let target = serving.resolve_watchable(&uri).await?;
-        let outbox = lock(&self.legacy_outbox)
-            .get_or_insert_with(|| Outbox::new(Notifier::Legacy(peer)))
+        let outbox = self
+            .legacy_outbox
+            .get_or_init(|| Outbox::new(Notifier::Legacy(peer)))
             .clone();
         let watch = Watch::open(target, outbox).await;
         // Checked again: subscriptions answered meanwhile count too.
