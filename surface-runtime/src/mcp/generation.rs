@@ -40,11 +40,16 @@ impl fmt::Display for CompositionError {
 
 impl std::error::Error for CompositionError {}
 
+/// The tools of a generation by served name. foldhash rather than SipHash: every call looks a
+/// tool up here, the keys are the server's own, and a lookup of a name a client chose cannot
+/// lengthen another's probe.
+pub(crate) type ToolTable = HashMap<String, ToolEntry, foldhash::fast::RandomState>;
+
 /// One served roster, immutable once built.
 pub(crate) struct Generation {
     pub siblings: Siblings,
     pub link: Clients,
-    pub tools: HashMap<String, ToolEntry>,
+    pub tools: ToolTable,
     pub resources: HashMap<String, ResourceEntry>,
     /// Every collection's item template (`surface://collections/[t/]<k>/{id}` unless declared).
     pub templates: Vec<TemplateEntry>,
@@ -143,7 +148,7 @@ pub(crate) fn compose(
         resource_list.extend(views.list());
         (Arc::new(tool_list), plain_resource_list, Arc::new(resource_list))
     };
-    let tools: HashMap<String, ToolEntry> = rows.into_iter().map(|r| (r.name, r.entry)).collect();
+    let tools: ToolTable = rows.into_iter().map(|r| (r.name, r.entry)).collect();
 
     let (prompts, prompt_list) =
         super::prompts::prompt_table(fixed.core.as_ref(), &siblings, &fixed.root_prompts, &mut problems);

@@ -435,7 +435,9 @@ mod call_keys {
     #[derive(Default)]
     struct Tool([OnceLock<Keys>; OUTCOMES.len()]);
 
-    static TOOLS: LazyLock<RwLock<HashMap<Box<str>, Tool>>> = LazyLock::new(RwLock::default);
+    /// foldhash: read on every call, keyed by the served tools' names.
+    static TOOLS: LazyLock<RwLock<HashMap<Box<str>, Tool, foldhash::fast::RandomState>>> =
+        LazyLock::new(RwLock::default);
 
     /// Runs `record` with the keys of `tool`'s calls that ended in `outcome`.
     pub(super) fn with<T>(tool: &str, outcome: &'static str, record: impl FnOnce(&Keys) -> T) -> T {
