@@ -29,7 +29,9 @@
 //! than [`FETCH_TIMEOUT`] is refused (the keys already held stay); the key set is fetched again
 //! for an unknown key id at most once per [`REFETCH_INTERVAL`]; at most [`MAX_KEYS`] keys are
 //! kept; verified tokens are remembered by their SHA-256 until they expire, at most
-//! [`MAX_CACHED_TOKENS`] of them; at most [`MAX_INTROSPECTIONS`] introspection requests are in
+//! [`MAX_CACHED_TOKENS`] of them (and a kept-alive connection remembers the one header its
+//! last request carried, trusted no longer than the cache trusts its token, so the next
+//! request with it costs one comparison); at most [`MAX_INTROSPECTIONS`] introspection requests are in
 //! flight at once, so a flood of distinct opaque tokens cannot turn into a flood at the issuer
 //! (a token that waits longer than [`FETCH_TIMEOUT`] for its turn is refused).
 //!
