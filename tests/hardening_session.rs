@@ -16,27 +16,19 @@ use std::time::Duration;
 use surface::testing::{Era, Notice, TestClient};
 use surface::{STREAM_HISTORY, Stream};
 
-/// One session served over in-memory pipes, spoken to line by line.
+/// One session served over an in-memory pipe (`common::pipe`), spoken to line by line.
 struct Lines {
-    to_server: tokio::io::DuplexStream,
-    heard: tokio::io::Lines<tokio::io::BufReader<tokio::io::DuplexStream>>,
-    _connection: tokio::task::JoinHandle<()>,
+    to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    heard: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
 }
 
 impl Lines {
     fn serve(served: surface::mcp::ServedMcp) -> Lines {
         use tokio::io::AsyncBufReadExt;
-        let (server_in, to_server) = tokio::io::duplex(1 << 20);
-        let (from_server, server_out) = tokio::io::duplex(1 << 20);
-        let connection = tokio::spawn(async move {
-            let connection = served.serve(server_in, server_out).await.unwrap();
-            // How the connection ended is not what these tests check.
-            let _ = connection.waiting().await;
-        });
+        let (from_server, to_server) = tokio::io::split(common::pipe(&served, 1 << 20));
         Lines {
             to_server,
             heard: tokio::io::BufReader::new(from_server).lines(),
-            _connection: connection,
         }
     }
 
