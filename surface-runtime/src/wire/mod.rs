@@ -9,6 +9,7 @@ mod client;
 mod connection;
 mod dial;
 mod dial_options;
+mod frame_codec;
 mod options;
 pub mod protocol;
 mod server;

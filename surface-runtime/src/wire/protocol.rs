@@ -105,13 +105,13 @@ pub struct Reach {
     pub procedures: Vec<String>,
 }
 
-/// A request with its id.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A request with its id: `{"id":1,"op":"call",…}` (read and written by hand, in
+/// `frame_codec.rs`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct RequestFrame {
     /// Chosen by the client, unique among its open requests.
     pub id: u64,
     /// The request.
-    #[serde(flatten)]
     pub request: Request,
 }
 
@@ -142,13 +142,13 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// A reply with the id of its request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A reply with the id of its request: `{"id":1,"ok":…}` (read and written by hand, in
+/// `frame_codec.rs`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReplyFrame {
     /// The request's id (0 for the greeting).
     pub id: u64,
     /// The reply.
-    #[serde(flatten)]
     pub reply: Reply,
 }
 
