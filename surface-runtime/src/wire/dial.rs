@@ -55,7 +55,6 @@ where
         next_id: AtomicU64::new(1),
         pending: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
-        progress: Mutex::new(HashMap::new()),
         closed: closed.clone(),
         call_timeout: options.call_timeout,
         watch_buffer: options.watch_buffer,
@@ -128,15 +127,16 @@ where
                 }
                 Reply::Progress(p) => {
                     // Advisory: a caller that has not taken the last few misses the next.
-                    if let Some(tx) = lock(&reader_inner.progress).get(&frame.id) {
-                        let _ = tx.try_send(p);
+                    let pending = lock(&reader_inner.pending);
+                    if let Some(inbox) = pending.get(&frame.id).and_then(|w| w.progress.as_ref()) {
+                        inbox.offer(p);
                     }
                 }
                 reply => {
                     let waiter = lock(&reader_inner.pending).remove(&frame.id);
                     match waiter {
-                        Some(tx) => {
-                            let _ = tx.send(reply);
+                        Some(waiter) => {
+                            let _ = waiter.answer.send(reply);
                         }
                         // An open watch's final frame (the server shutting down): it ends.
                         None => {
@@ -150,7 +150,6 @@ where
         reader_inner.closed.close();
         lock(&reader_inner.pending).clear();
         lock(&reader_inner.watches).clear();
-        lock(&reader_inner.progress).clear();
     });
     let dispatch = SocketDispatch { inner };
     if let Some(scopes) = &options.scopes {
