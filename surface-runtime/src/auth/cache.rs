@@ -15,7 +15,7 @@ pub const MAX_CACHED_TOKENS: usize = 10_000;
 pub(super) const UNTIL_EXPIRY: Duration = Duration::MAX;
 
 /// A verified token's principal, and until when it is kept.
-pub(crate) type Remembered = (Arc<Principal>, Instant);
+type Remembered = (Arc<Principal>, Instant);
 
 pub(super) struct TokenCache {
     ttl: Duration,

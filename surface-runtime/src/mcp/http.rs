@@ -348,7 +348,11 @@ async fn accept_loop(listener: TcpListener, limits: Limits, service: HttpService
             let stream = super::http_conn::Timed::new(stream, watch.clone(), limits.header, limits.idle);
             // The bearer header this connection's requests carry, remembered between them.
             #[cfg(feature = "auth")]
-            let last_token = (service.inner.gate.guard.is_some())
+            let last_token = service
+                .inner
+                .gate
+                .guard
+                .is_some()
                 .then(|| Arc::new(super::http_auth::ConnectionToken::default()));
             #[allow(unused_mut)] // mutated with the `auth` feature
             let handler = service_fn(move |mut request: hyper::Request<Incoming>| {
