@@ -194,9 +194,12 @@ impl SocketDispatch {
         let timeout = self.inner.call_timeout;
         let mut deadline = tokio::time::Instant::now() + timeout;
         let report = |heard: &Option<(Arc<ProgressInbox>, ToolContext)>| {
-            let pending = heard.as_ref().map(|(inbox, ctx)| (inbox.take(), ctx.clone()));
+            let kept = heard.as_ref().and_then(|(inbox, ctx)| {
+                let frames = inbox.take();
+                (!frames.is_empty()).then(|| (frames, ctx.clone()))
+            });
             async move {
-                if let Some((frames, ctx)) = pending {
+                if let Some((frames, ctx)) = kept {
                     for p in frames {
                         ctx.report(p.progress, p.total, p.message).await;
                     }
