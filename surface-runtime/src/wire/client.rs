@@ -410,3 +410,26 @@ impl Drop for Unwatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calls_progress_inbox_keeps_at_most_its_bound_and_then_drops() {
+        let inbox = ProgressInbox::default();
+        let frame = |n: usize| Progress {
+            progress: n as f64,
+            total: None,
+            message: None,
+        };
+        for n in 0..PROGRESS_BUFFER + 5 {
+            inbox.offer(frame(n));
+        }
+        let kept: Vec<f64> = inbox.take().into_iter().map(|p| p.progress).collect();
+        assert_eq!(kept, (0..PROGRESS_BUFFER).map(|n| n as f64).collect::<Vec<_>>());
+        // Once taken, there is room again.
+        inbox.offer(frame(99));
+        assert_eq!(inbox.take().len(), 1);
+    }
+}
