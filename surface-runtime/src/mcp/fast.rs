@@ -12,7 +12,7 @@
 
 use super::session::{Handler, Session};
 use rmcp::ErrorData;
-use rmcp::model::{ClientRequest, GetExtensions, GetMeta, RequestId, ServerResult};
+use rmcp::model::{ClientRequest, GetExtensions, RequestId, RequestMetaObject, ServerResult};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -45,8 +45,14 @@ pub(crate) fn context(
 ) -> RequestContext<RoleServer> {
     let mut context = RequestContext::new(id, peer);
     context.ct = ct;
-    std::mem::swap(&mut context.meta, request.get_meta_mut());
-    std::mem::swap(&mut context.extensions, request.extensions_mut());
+    // Taken out rather than swapped through `get_meta_mut`, which inserts an empty `_meta`
+    // first: for a request without one (most) that built the extensions' map only to leave
+    // an empty entry in it.
+    let extensions = request.extensions_mut();
+    if let Some(meta) = extensions.remove::<RequestMetaObject>() {
+        context.meta = meta;
+    }
+    std::mem::swap(&mut context.extensions, extensions);
     context
 }
 

@@ -129,6 +129,11 @@ pub(crate) trait Bypass: Send + Sync {
     fn take(&self, request: JsonRpcRequest<ClientRequest>) -> Result<Taken, JsonRpcRequest<ClientRequest>>;
 }
 
+/// The requests in flight by id. foldhash rather than SipHash: each call hashes its id four
+/// times, and the table is bounded by the in-flight bound, so a peer choosing colliding ids
+/// can slow only its own few hundred entries.
+type Slots = HashMap<RequestId, Slot, foldhash::fast::RandomState>;
+
 /// A request received and not yet answered.
 enum Slot {
     /// In rmcp's loop; whether it is a listen stream (EOF does not wait for those).
@@ -145,7 +150,7 @@ enum Slot {
 /// The requests in flight, shared with the tasks answering directly.
 #[derive(Default)]
 struct InFlight {
-    slots: Mutex<HashMap<RequestId, Slot>>,
+    slots: Mutex<Slots>,
     /// The serial of the next direct taking.
     serials: AtomicU64,
     /// A direct answer is done: an end of input waiting for it looks again.
@@ -153,7 +158,7 @@ struct InFlight {
 }
 
 impl InFlight {
-    fn slots(&self) -> MutexGuard<'_, HashMap<RequestId, Slot>> {
+    fn slots(&self) -> MutexGuard<'_, Slots> {
         self.slots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -366,8 +371,13 @@ async fn write_frames<W: AsyncWrite + Unpin>(
     }
 }
 
+/// What an answer's line starts with room for: a tool's answer (its value twice, once as
+/// escaped text) is a few hundred bytes, and `to_vec`'s 128 grew twice for each.
+const FRAME_START: usize = 512;
+
 fn frame(item: &ServerJsonRpcMessage) -> io::Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec(item).map_err(io::Error::other)?;
+    let mut bytes = Vec::with_capacity(FRAME_START);
+    serde_json::to_writer(&mut bytes, item).map_err(io::Error::other)?;
     bytes.push(b'\n');
     Ok(bytes)
 }
