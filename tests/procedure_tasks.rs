@@ -86,6 +86,16 @@ impl Jobs {
         tokio::time::sleep(Duration::from_millis(input.step_ms)).await;
         Ok(format!("ran {name}'s job"))
     }
+
+    /// Runs as a task, then panics (a bug in a job).
+    #[procedure("job.crash")]
+    pub async fn crash(&self, input: Steps) -> Result<Done, Infallible> {
+        tokio::time::sleep(Duration::from_millis(input.step_ms)).await;
+        let steps = [1u32, 2];
+        Ok(Done {
+            steps: steps[input.steps as usize],
+        })
+    }
 }
 
 /// Whose job it is.
@@ -100,6 +110,7 @@ const EXPOSE: Expose<Jobs> = expose!(Jobs {
     "job.run": tool(mutates, task),
     "job.long": tool(task = required),
     "job.named": tool(task = required),
+    "job.crash": tool(task = required),
 });
 
 fn meta(declares_tasks: bool) -> Value {
@@ -277,5 +288,26 @@ async fn a_task_tool_asks_with_its_call_then_becomes_a_task() {
     assert_eq!(
         done["result"]["structuredContent"]["value"], "ran Alice's job",
         "{done}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_procedure_panics_fails_saying_so() {
+    let mut client = Client::connect();
+    let created = client
+        .result(
+            "tools/call",
+            json!({"name": "job_crash", "arguments": {"steps": 7, "step_ms": 100}}),
+        )
+        .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let failed = client.until(&id, |_| false).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(
+        failed
+            .to_string()
+            .contains("the call panicked: index out of bounds"),
+        "{failed}"
     );
 }

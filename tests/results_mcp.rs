@@ -101,6 +101,13 @@ impl Odd {
     pub async fn stubborn(&self) -> Result<u8, ToolFailure<Stubborn>> {
         Err(ToolFailure::new("no", Stubborn))
     }
+
+    /// Panics (a bug in a tool).
+    #[procedure("fail.panic")]
+    pub async fn panic(&self, input: u32) -> Result<u8, std::convert::Infallible> {
+        let table = [1u8, 2];
+        Ok(table[input as usize])
+    }
 }
 
 /// A one-pixel picture.
@@ -121,6 +128,7 @@ const EXPOSE: Expose<Odd> = expose!(Odd {
     "tune.set": tool,
     "fail.mute": tool,
     "fail.stubborn": tool,
+    "fail.panic": tool,
 });
 
 fn serve() -> surface::mcp::ServedMcp {
@@ -226,4 +234,93 @@ async fn an_image_answer_carries_the_bytes_once_and_the_facts_as_structured_cont
         r.structured_content,
         Some(json!({"width": 1, "height": 1, "n": 7}))
     );
+}
+
+/// A tool that panics is answered (JSON-RPC's internal error, saying so) on every path, and the
+/// connection goes on: its client does not wait forever, and on stdio its place in the
+/// in-flight bound comes back (more panics than the bound still leave calls answered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_panics_is_answered_and_the_connection_goes_on() {
+    let served = serve();
+    for era in ERAS {
+        let client = connect(&served, era).await;
+        for _ in 0..3 {
+            let answer = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                client.call("fail_panic", json!({"value": 5})),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{era:?}: a panicking tool left its call unanswered"));
+            let Err(rmcp::ServiceError::McpError(error)) = answer else {
+                panic!("{era:?}: a panicking tool must be answered with an error");
+            };
+            assert_eq!(error.code, rmcp::model::ErrorCode::INTERNAL_ERROR, "{era:?}");
+            assert!(
+                error.message.contains("the call panicked: index out of bounds"),
+                "{era:?}: {}",
+                error.message
+            );
+        }
+        assert_eq!(
+            client.call_ok("fail_panic", json!({"value": 1})).await,
+            json!({"value": 2})
+        );
+    }
+    // Over Streamable HTTP, in both modes.
+    let server = served
+        .serve_http(surface::mcp::HttpOptions::loopback(0))
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let session = common::raw_http::legacy_session(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "fail_panic", "arguments": {"value": 9}}});
+    let legacy = common::raw_http::legacy_post(addr, &session, &call)
+        .await
+        .message();
+    let modern = common::raw_http::modern(
+        addr,
+        "tools/call",
+        json!({"name": "fail_panic", "arguments": {"value": 9}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "results", "version": "0"}}}),
+    )
+    .await;
+    for answer in [legacy, modern] {
+        assert_eq!(answer["error"]["code"], -32603, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("the call panicked")),
+            "{answer}"
+        );
+    }
+}
+
+/// Over the wire face too: a procedure that panics answers its dialling caller with a failure
+/// saying so, at once, and the connection goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_procedure_that_panics_answers_its_dialling_caller() {
+    let dir = common::daemon::socket_dir("results-panic");
+    let path = dir.join("odd.sock");
+    let odd = Arc::new(Odd {
+        n: surface::Cell::new(7),
+    });
+    let _server = surface::wire::serve_unix_socket(&path, odd, EXPOSE).unwrap();
+    let connection = surface::wire::dial_unix_socket::<Odd>(&path).await.unwrap();
+    let failure = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        connection.client.fail().panic(5),
+    )
+    .await
+    .expect("answered at once, not at the call timeout")
+    .unwrap_err();
+    assert_eq!(failure.kind, surface::FailureKind::Error, "{failure:?}");
+    assert!(
+        failure.message.contains("the call panicked: index out of bounds"),
+        "{failure:?}"
+    );
+    assert_eq!(connection.client.fail().panic(0).await.unwrap(), 1);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -217,6 +217,18 @@ pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
     &full[start..]
 }
 
+/// What a call whose handler panicked fails with: the panic's message when it has one (the
+/// default panic hook has already printed it, with where, to stderr). Every face answers such a
+/// call with it rather than leave its caller waiting.
+pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Failure {
+    let why = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    Failure::new(FailureKind::Error, format!("the call panicked: {why}"))
+}
+
 /// Serializes an answer; a value that cannot be serialized is a failure that says so.
 pub fn encode_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, Failure> {
     serde_json::to_value(value).map_err(|e| {

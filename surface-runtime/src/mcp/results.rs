@@ -96,6 +96,13 @@ pub(crate) fn block(b: Block) -> ContentBlock {
     }
 }
 
+/// The protocol's answer to a request whose handler panicked (JSON-RPC's internal error, with
+/// the panic's message): a panic is the server's fault, not the tool's answer.
+pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> rmcp::ErrorData {
+    let failure = crate::failure::panicked(payload);
+    rmcp::ErrorData::internal_error(branded(&format!("the request failed: {}", failure.message)), None)
+}
+
 /// A failed tool answer: `isError`, the branded message, and the detail when there is one.
 pub fn failure(f: Failure) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(branded(&f.message))]);

@@ -12,10 +12,11 @@ use super::context::LogFilter;
 use super::generation::Generation;
 use super::observe::{self, Target};
 use super::requests::Serving;
-use super::results::branded;
+use super::results::{branded, panicked};
 use super::served::{Follower, Shared};
 use super::subscriptions::Subscriptions;
 use crate::sync::lock;
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -509,7 +510,14 @@ impl rmcp::Service<RoleServer> for Session {
         // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
         // moves the task holding it several times per request (spawn, stage changes); a
         // pointer is cheaper to move.
-        Box::pin(rmcp::Service::handle_request(&self.handler, request, context)).await
+        let dispatch = Box::pin(rmcp::Service::handle_request(&self.handler, request, context));
+        // A handler that panics is answered here, the same on every MCP path: otherwise the
+        // task answering it dies silently, its client waits forever, and on stdio its place in
+        // the in-flight bound is never given back.
+        match std::panic::AssertUnwindSafe(dispatch).catch_unwind().await {
+            Ok(answer) => answer,
+            Err(payload) => Err(panicked(payload.as_ref())),
+        }
     }
 
     async fn handle_notification(

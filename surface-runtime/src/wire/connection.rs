@@ -11,12 +11,12 @@ use crate::audit::Audited;
 use crate::batch::{BATCH, write_batches};
 use crate::context::{LogLevel, Reporter, ToolContext};
 use crate::expose::{ErasedExpose, Exposure};
-use crate::failure::{Failure, FailureKind};
+use crate::failure::{Failure, FailureKind, panicked};
 use crate::layer::CallInfo;
 use crate::surface::Surface;
 use crate::sync::lock;
-use futures::StreamExt;
 use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -232,8 +232,12 @@ pub(super) async fn serve_connection<S, R, W>(
         let flight = stopping.calls.flight();
         let calls = calls.clone();
         tokio::spawn(async move {
+            // A handler that panics is answered with a failure saying so, not left unanswered.
+            let answered = std::panic::AssertUnwindSafe(handle(&surface, &connection, frame))
+                .catch_unwind()
+                .map(|ended| ended.unwrap_or_else(|payload| Some(Reply::Err(panicked(payload.as_ref())))));
             tokio::select! {
-                reply = handle(&surface, &connection, frame) => {
+                reply = answered => {
                     if let Some(reply) = reply {
                         let tx = &connection.tx;
                         let _ = tx.send(ReplyFrame { id, reply }).await;

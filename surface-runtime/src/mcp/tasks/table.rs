@@ -1,11 +1,12 @@
 //! The server's task table: creating a task for a call, its caps, its TTL sweep, and the
 //! `tasks/*` requests on the tasks this instance runs.
 
-use super::super::results::branded;
+use super::super::results::{branded, panicked};
 use super::super::task_sharing::{Order, TASK_ORDERS_POLL, TaskSharing};
 use super::entry::{Entry, Mirrored, TaskInputs, error_object, millis, object, unknown};
 use super::settings::TaskSettings;
 use crate::sync::lock;
+use futures::FutureExt;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, DetailedTask, Task, TaskPayload};
 use serde_json::Value;
@@ -146,34 +147,25 @@ impl Tasks {
         super::super::observe::task_created();
         let future = run(TaskInputs::new(entry.clone()));
         let settled = entry.clone();
-        let handle = tokio::spawn(async move {
-            let answer = super::super::cancel::unless_cancelled(&settled.cancel, future).await;
+        // A tool that panics fails its task (the protocol's error, not the tool's answer).
+        let running = std::panic::AssertUnwindSafe(future).catch_unwind();
+        tokio::spawn(async move {
+            let answer = super::super::cancel::unless_cancelled(&settled.cancel, running).await;
             let payload = match answer {
                 // A tool that heard the cancellation and answered first was still cancelled.
                 _ if settled.cancel.is_cancelled() => TaskPayload::Cancelled,
                 None => TaskPayload::Cancelled,
-                Some(Ok(result)) => TaskPayload::Completed {
+                Some(Ok(Ok(result))) => TaskPayload::Completed {
                     result: object(&result),
                 },
-                Some(Err(error)) => TaskPayload::Failed {
+                Some(Ok(Err(error))) => TaskPayload::Failed {
                     error: error_object(&error),
+                },
+                Some(Err(payload)) => TaskPayload::Failed {
+                    error: error_object(&panicked(payload.as_ref())),
                 },
             };
             settled.settle(payload);
-        });
-        // A tool that panics fails its task (the protocol's error, not the tool's answer).
-        let watched = entry.clone();
-        tokio::spawn(async move {
-            if let Err(e) = handle.await
-                && e.is_panic()
-            {
-                watched.settle(TaskPayload::Failed {
-                    error: error_object(&ErrorData::internal_error(
-                        branded("the tool panicked while running as a task"),
-                        None,
-                    )),
-                });
-            }
         });
         Ok(Created {
             task: entry.detailed().task,
