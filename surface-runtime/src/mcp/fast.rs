@@ -57,11 +57,11 @@ pub(crate) fn context(
 }
 
 /// Answers `request` as rmcp's loop would: through the session front (`session.rs`), so our
-/// checks of a 2026-07-28 request's `_meta` run before rmcp's dispatch to `handler`.
-pub(crate) async fn dispatch(
+/// checks of a 2026-07-28 request's `_meta` run (now) before rmcp's dispatch to `handler`.
+pub(crate) fn dispatch(
     handler: Handler,
     request: ClientRequest,
     context: RequestContext<RoleServer>,
-) -> Result<ServerResult, ErrorData> {
-    rmcp::Service::handle_request(&Session::new(handler), request, context).await
+) -> impl Future<Output = Result<ServerResult, ErrorData>> + Send + 'static {
+    Session::new(handler).answer(request, context)
 }

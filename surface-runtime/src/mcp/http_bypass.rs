@@ -375,10 +375,7 @@ impl HttpBypass {
         keep_parts(parts, &mut context);
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
         // sessions run it to the end too).
-        // Boxed: the dispatch future is large, and a task moves what it is given a few times.
-        let mut call = tokio::spawn(Box::pin(async move {
-            super::fast::dispatch(handler, inner, context).await
-        }));
+        let mut call = tokio::spawn(super::fast::dispatch(handler, inner, context));
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.
             biased;

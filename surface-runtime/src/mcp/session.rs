@@ -457,6 +457,39 @@ impl Session {
         Session { handler }
     }
 
+    /// The front's own checks of a request, before rmcp's dispatch: a 2026-07-28 request's log
+    /// level, and the session's listen limit.
+    fn admit(&self, request: &ClientRequest, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        if modern {
+            check_log_level(&context.meta)?;
+        }
+        // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
+        // session itself ("method not found"), so the limit is judged only where it applies.
+        if let ClientRequest::SubscriptionsListenRequest(listen) = request
+            && modern
+        {
+            let limit = self.handler.shared.settings.max_subscriptions;
+            (self.handler.state.subscriptions).admit_listen(&listen.params.notifications, limit)?;
+        }
+        Ok(())
+    }
+
+    /// Answers `request` as [`rmcp::Service::handle_request`] does, owning the session (the
+    /// fast paths' dispatch): one box holds the session, the request and rmcp's dispatch
+    /// together, where borrowing the session took a box for the dispatch and another for
+    /// what held the session, each a few KiB.
+    pub(crate) fn answer(
+        self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ServerResult, ErrorData>> + Send + 'static {
+        let admitted = self.admit(&request, &context);
+        answered(admitted.map(|()| {
+            Box::pin(async move { rmcp::Service::handle_request(&self.handler, request, context).await })
+        }))
+    }
+
     /// A new connection on `shared` served by our transport (stdio, `serve`): the handler
     /// behind the front that refuses an over-limit listen before rmcp acknowledges it.
     pub(crate) fn open(shared: &Arc<Shared>) -> Session {
@@ -489,35 +522,32 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
     }
 }
 
+/// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP
+/// path: otherwise the task answering it dies silently, its client waits forever, and on stdio
+/// its place in the in-flight bound is never given back.
+async fn answered<F>(dispatch: Result<F, ErrorData>) -> Result<ServerResult, ErrorData>
+where
+    F: Future<Output = Result<ServerResult, ErrorData>>,
+{
+    match std::panic::AssertUnwindSafe(dispatch?).catch_unwind().await {
+        Ok(answer) => answer,
+        Err(payload) => Err(panicked(payload.as_ref())),
+    }
+}
+
 impl rmcp::Service<RoleServer> for Session {
-    async fn handle_request(
+    // Not an `async fn`: one would hold the request and its context in its state beside the
+    // dispatch it moved them into.
+    fn handle_request(
         &self,
         request: ClientRequest,
         context: RequestContext<RoleServer>,
-    ) -> Result<ServerResult, ErrorData> {
-        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
-        if modern {
-            check_log_level(&context.meta)?;
-        }
-        // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
-        // session itself ("method not found"), so the limit is judged only where it applies.
-        if let ClientRequest::SubscriptionsListenRequest(listen) = &request
-            && modern
-        {
-            let limit = self.handler.shared.settings.max_subscriptions;
-            (self.handler.state.subscriptions).admit_listen(&listen.params.notifications, limit)?;
-        }
+    ) -> impl Future<Output = Result<ServerResult, ErrorData>> + rmcp::service::MaybeSendFuture + '_ {
+        let admitted = self.admit(&request, &context);
         // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
         // moves the task holding it several times per request (spawn, stage changes); a
         // pointer is cheaper to move.
-        let dispatch = Box::pin(rmcp::Service::handle_request(&self.handler, request, context));
-        // A handler that panics is answered here, the same on every MCP path: otherwise the
-        // task answering it dies silently, its client waits forever, and on stdio its place in
-        // the in-flight bound is never given back.
-        match std::panic::AssertUnwindSafe(dispatch).catch_unwind().await {
-            Ok(answer) => answer,
-            Err(payload) => Err(panicked(payload.as_ref())),
-        }
+        answered(admitted.map(|()| Box::pin(rmcp::Service::handle_request(&self.handler, request, context))))
     }
 
     async fn handle_notification(
