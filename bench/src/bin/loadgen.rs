@@ -307,13 +307,19 @@ impl Server {
         Ok(())
     }
 
-    fn peak_rss_kib(&self) -> u64 {
+    /// Peak RSS (`VmHWM`) and, of what is resident now, the pages mapped from files (`RssFile`:
+    /// the binary's code and read-only data, which a larger binary maps more of whatever it
+    /// serves), in KiB.
+    fn rss_kib(&self) -> (u64, u64) {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0)
+        };
+        (field("VmHWM:"), field("RssFile:"))
     }
 
     /// Closes stdin (every id has been answered by now) and waits for the child to exit.
@@ -494,6 +500,8 @@ struct Run {
     p50_us: f64,
     p99_us: f64,
     peak_rss_mib: f64,
+    /// Of it, the file-backed pages (the binary's code) mapped at the end of the run.
+    file_rss_mib: f64,
     bytes_per_reply: f64,
 }
 
@@ -528,7 +536,7 @@ fn run_one(spec: &ServerSpec, wl: Workload, cfg: &Config, round: usize) -> Resul
             (n, drive_sample(&mut s, 1, n, 1)?)
         }
     };
-    let rss = s.peak_rss_kib();
+    let (rss, file_rss) = s.rss_kib();
     s.finish();
     let first = phase.sent.first().map(|x| x.0).unwrap();
     let seconds = phase.last.duration_since(first).as_secs_f64();
@@ -545,6 +553,7 @@ fn run_one(spec: &ServerSpec, wl: Workload, cfg: &Config, round: usize) -> Resul
         p50_us: percentile(&lat, 0.50),
         p99_us: percentile(&lat, 0.99),
         peak_rss_mib: rss as f64 / 1024.0,
+        file_rss_mib: file_rss as f64 / 1024.0,
         bytes_per_reply: phase.bytes as f64 / lat.len().max(1) as f64,
     })
 }
@@ -622,6 +631,7 @@ fn main() {
     let p50 = |r: &Run| r.p50_us;
     let p99 = |r: &Run| r.p99_us;
     let rss = |r: &Run| r.peak_rss_mib;
+    let code = |r: &Run| r.file_rss_mib;
     let bpr = |r: &Run| r.bytes_per_reply;
 
     let mut out = String::new();
@@ -633,16 +643,16 @@ fn main() {
     );
     let _ = writeln!(
         out,
-        "| server | load_sample calls/s | × {b} | spawn/kill calls/s | × {b} | {s} is N× faster (sample / pairs) | pipelined p50 / p99 µs | one-at-a-time p50 / p99 µs | peak RSS MiB (sample / pairs) | bytes/reply |",
+        "| server | load_sample calls/s | × {b} | spawn/kill calls/s | × {b} | {s} is N× faster (sample / pairs) | pipelined p50 / p99 µs | one-at-a-time p50 / p99 µs | peak RSS MiB (sample / pairs) | of it the binary's code (file-backed) MiB | bytes/reply |",
         b = cfg.baseline,
         s = cfg.subject
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|---|---|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|---|---|---:|---:|");
     for spec in &cfg.servers {
         let n = spec.name.as_str();
         let _ = writeln!(
             out,
-            "| {n} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} / {:.2} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} / {:.1} | {:.0} |",
+            "| {n} | {:.0} | {:.2} | {:.0} | {:.2} | {:.2} / {:.2} | {:.0} / {:.0} | {:.0} / {:.0} | {:.1} / {:.1} | {:.1} | {:.0} |",
             med(n, "sample", &cps),
             ratio(n, "sample", &cps, &cfg.baseline),
             med(n, "pairs", &cps),
@@ -655,6 +665,7 @@ fn main() {
             med(n, "latency", &p99),
             med(n, "sample", &rss),
             med(n, "pairs", &rss),
+            med(n, "sample", &code),
             med(n, "sample", &bpr),
         );
     }
@@ -694,7 +705,7 @@ fn main() {
                 wl.into(),
                 serde_json::json!({
                     "calls_per_s": med(n, wl, &cps), "p50_us": med(n, wl, &p50), "p99_us": med(n, wl, &p99),
-                    "peak_rss_mib": med(n, wl, &rss), "bytes_per_reply": med(n, wl, &bpr),
+                    "peak_rss_mib": med(n, wl, &rss), "file_rss_mib": med(n, wl, &code), "bytes_per_reply": med(n, wl, &bpr),
                     "vs_baseline": ratio(n, wl, &cps, &cfg.baseline),
                 }),
             );
