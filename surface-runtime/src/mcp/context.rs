@@ -136,13 +136,15 @@ impl Reporter for SessionReporter {
 }
 
 /// The context of the call `context` carries, reporting to its session (its request, on
-/// 2026-07-28) and asking through `round`'s questions.
+/// 2026-07-28), asking through `round`'s questions, on behalf of `principal` (the caller the
+/// handler already looked up: the request's, else its session's).
 pub(crate) fn for_request(
     context: &RequestContext<RoleServer>,
     session: Arc<LogFilter>,
     round: &super::asking::Round,
+    principal: Option<Arc<crate::Principal>>,
 ) -> ToolContext {
-    for_request_cancelled_by(context, session, round, context.ct.clone())
+    for_request_cancelled_by(context, session, round, context.ct.clone(), principal)
 }
 
 /// [`for_request`] cancelled by `cancel` rather than the request's own signal (a task tool's
@@ -152,6 +154,7 @@ pub(crate) fn for_request_cancelled_by(
     session: Arc<LogFilter>,
     round: &super::asking::Round,
     cancel: tokio_util::sync::CancellationToken,
+    principal: Option<Arc<crate::Principal>>,
 ) -> ToolContext {
     let filter = if round.is_modern() {
         Arc::new(LogFilter::of_request(context.meta.log_level()))
@@ -164,7 +167,7 @@ pub(crate) fn for_request_cancelled_by(
         filter,
         asks: round.asks(),
     };
-    ToolContext::new(cancel, Some(Arc::new(reporter))).with_principal(super::caller::principal(context))
+    ToolContext::new(cancel, Some(Arc::new(reporter))).with_principal(principal)
 }
 
 /// A task's status message for a progress report: its message, else how far it is.

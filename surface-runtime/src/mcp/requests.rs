@@ -188,8 +188,7 @@ impl Serving<'_> {
         });
         let answer = match schema::unwrap_input(&entry.input, request.arguments) {
             Ok(input) => {
-                let call = super::context::for_request(&context, self.log.clone(), &round)
-                    .with_principal(principal.clone());
+                let call = super::context::for_request(&context, self.log.clone(), &round, principal.clone());
                 let run = call.scope(until_cancelled(
                     &context.ct,
                     run_tool(&generation, &entry.target, input, context.ct.clone()),
@@ -264,9 +263,13 @@ impl Serving<'_> {
         let cancel = CancellationToken::new();
         let principal = self.principal(context);
         let asks = round.asks();
-        let call =
-            super::context::for_request_cancelled_by(context, self.log.clone(), &round, cancel.clone())
-                .with_principal(principal.clone());
+        let call = super::context::for_request_cancelled_by(
+            context,
+            self.log.clone(),
+            &round,
+            cancel.clone(),
+            principal.clone(),
+        );
         // Owned: the call may outlive this request, as its task.
         let (generation, target, stop) = (generation.clone(), entry.target.clone(), cancel.clone());
         let run = Box::pin(call.scope(async move { run_tool(&generation, &target, input, stop).await }));
@@ -318,8 +321,7 @@ impl Serving<'_> {
             request.request_state,
             self.shared.settings.ask_timeout,
         )?;
-        let call = super::context::for_request(&context, self.log.clone(), &round)
-            .with_principal(self.principal(&context));
+        let call = super::context::for_request(&context, self.log.clone(), &round, self.principal(&context));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {
             Ok(Ok(result)) => Ok(result.into()),

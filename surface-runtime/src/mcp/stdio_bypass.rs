@@ -104,9 +104,6 @@ impl Bypass for StdioBypass {
                 Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
             }
         });
-        Ok(Taken {
-            answer,
-            cancel: Box::new(move || ct.cancel()),
-        })
+        Ok(Taken { answer, cancel: ct })
     }
 }

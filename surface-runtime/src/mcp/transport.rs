@@ -119,7 +119,7 @@ struct Frame {
 /// cancellation: the call's token is cancelled, and its answer is never written).
 pub(crate) struct Taken {
     pub(crate) answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>,
-    pub(crate) cancel: Box<dyn FnOnce() + Send>,
+    pub(crate) cancel: CancellationToken,
 }
 
 /// Answers some requests itself instead of handing them to rmcp's service loop.
@@ -141,10 +141,7 @@ enum Slot {
     /// Answered by the [`Bypass`]: which taking it is (an id is free again once cancelled,
     /// so a later request may hold it while the cancelled call still winds down), and its
     /// cancellation.
-    Bypass {
-        serial: u64,
-        cancel: Box<dyn FnOnce() + Send>,
-    },
+    Bypass { serial: u64, cancel: CancellationToken },
 }
 
 /// The requests in flight, shared with the tasks answering directly.
@@ -484,7 +481,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
                     if let Some(slot) = self.in_flight.slots().remove(id) {
                         self.permits.add_permits(1);
                         if let Slot::Bypass { cancel, .. } = slot {
-                            cancel();
+                            cancel.cancel();
                         }
                     }
                     self.parked
@@ -739,7 +736,7 @@ mod tests {
                     let error = rmcp::model::ErrorData::internal_error(format!("taking {taking}"), None);
                     ServerJsonRpcMessage::error(error, Some(id))
                 }),
-                cancel: Box::new(|| {}),
+                cancel: CancellationToken::new(),
             })
         }
     }
