@@ -128,8 +128,11 @@ impl Guard {
     /// from the request, so nothing downstream sees it), or the answer that refuses it. A
     /// request carrying the header its connection's last request carried, while the cache
     /// still trusts that token, is admitted by one comparison.
-    pub(super) async fn admit<B>(&self, request: &mut hyper::Request<B>) -> Result<Arc<Principal>, Response> {
-        let connection = request.extensions_mut().remove::<Arc<ConnectionToken>>();
+    pub(super) async fn admit<B>(
+        &self,
+        request: &mut hyper::Request<B>,
+        connection: Option<&ConnectionToken>,
+    ) -> Result<Arc<Principal>, Response> {
         let mut values = request.headers().get_all(AUTHORIZATION).iter();
         let (Some(value), None) = (values.next(), values.next()) else {
             return Err(if request.headers().contains_key(AUTHORIZATION) {
@@ -138,7 +141,7 @@ impl Guard {
                 self.challenge(None)
             });
         };
-        if let Some(principal) = connection.as_ref().and_then(|last| last.recall(value)) {
+        if let Some(principal) = connection.and_then(|last| last.recall(value)) {
             request.headers_mut().remove(AUTHORIZATION);
             return Ok(principal);
         }
@@ -147,7 +150,7 @@ impl Guard {
             Err(why) => return Err(self.malformed(why)),
         };
         let verified = self.auth.verify_shared(token).await;
-        if let (Some(last), Ok((principal, Some(until)))) = (&connection, &verified) {
+        if let (Some(last), Ok((principal, Some(until)))) = (connection, &verified) {
             last.remember(value, principal, *until);
         }
         request.headers_mut().remove(AUTHORIZATION);
@@ -159,22 +162,40 @@ impl Guard {
     /// Whether `principal` may use the legacy session `id`: the subject that opened it may
     /// (with any of its tokens, a step-up one too); anyone else is told it does not exist. A
     /// session opened on another instance sharing the sessions is judged by the owner recorded
-    /// there (and then remembered here); without such a record, nobody may.
-    pub(super) async fn may_use(&self, id: &str, principal: &Principal) -> bool {
+    /// there (and then remembered here); without such a record, nobody may. The session a
+    /// connection's remembered principal was last let use is let again without looking
+    /// (`connection`): a session's owner never changes, and a session since closed is
+    /// unknown to what serves it next.
+    pub(super) async fn may_use(
+        &self,
+        id: &str,
+        principal: &Arc<Principal>,
+        connection: Option<&ConnectionToken>,
+    ) -> bool {
+        if connection.is_some_and(|last| last.let_use(principal, id)) {
+            return true;
+        }
         let owns = |(iss, sub): &Owner| *iss == principal.issuer() && *sub == principal.subject();
-        if let Some(owner) = lock(&self.sessions).get(id) {
-            return owns(owner);
-        }
-        let Some(sharing) = &self.sharing else {
-            return false;
-        };
-        match sharing.owner(&SessionId::from(id)).await {
-            Some(owner) if owns(&owner) => {
-                lock(&self.sessions).insert(id.to_owned(), owner);
-                true
+        let owned = lock(&self.sessions).get(id).map(owns);
+        let allowed = match owned {
+            Some(owned) => owned,
+            None => {
+                let Some(sharing) = &self.sharing else {
+                    return false;
+                };
+                match sharing.owner(&SessionId::from(id)).await {
+                    Some(owner) if owns(&owner) => {
+                        lock(&self.sessions).insert(id.to_owned(), owner);
+                        true
+                    }
+                    _ => false,
+                }
             }
-            _ => false,
+        };
+        if allowed && let Some(last) = connection {
+            last.used(principal, id);
         }
+        allowed
     }
 
     /// Records that `principal` opened the legacy session `id`, here and, when sessions are
@@ -278,6 +299,8 @@ struct Seen {
     header: Box<[u8]>,
     principal: Arc<Principal>,
     until: Instant,
+    /// The legacy session `principal` was last let use on this connection.
+    session: Option<Box<str>>,
 }
 
 impl ConnectionToken {
@@ -294,7 +317,28 @@ impl ConnectionToken {
             header: header.as_bytes().into(),
             principal: principal.clone(),
             until,
+            session: None,
         });
+    }
+
+    /// Whether `principal` (this connection's remembered one, by identity) was let use the
+    /// session `id` last.
+    fn let_use(&self, principal: &Arc<Principal>, id: &str) -> bool {
+        let seen = lock(&self.0);
+        seen.as_ref().is_some_and(|seen| {
+            Arc::ptr_eq(&seen.principal, principal) && seen.session.as_deref() == Some(id)
+        })
+    }
+
+    /// Notes that `principal` may use the session `id`, if it is this connection's remembered
+    /// principal.
+    fn used(&self, principal: &Arc<Principal>, id: &str) {
+        if let Some(seen) = lock(&self.0).as_mut()
+            && Arc::ptr_eq(&seen.principal, principal)
+            && seen.session.as_deref() != Some(id)
+        {
+            seen.session = Some(id.into());
+        }
     }
 }
 
@@ -379,6 +423,34 @@ mod tests {
         assert_eq!(last.recall(&HeaderValue::from_static("Bearer abd")), None);
         last.remember(&header, &alice, Instant::now());
         assert_eq!(last.recall(&header), None, "no longer trusted");
+    }
+
+    #[test]
+    fn a_connection_lets_its_principal_use_the_session_it_was_let_use_last() {
+        let last = ConnectionToken::default();
+        let header = HeaderValue::from_static("Bearer abc");
+        let alice = Arc::new(Principal::new("i", "alice"));
+        let until = Instant::now() + std::time::Duration::from_secs(60);
+        last.used(&alice, "s1");
+        assert!(!last.let_use(&alice, "s1"), "nothing remembered yet");
+        last.remember(&header, &alice, until);
+        assert!(!last.let_use(&alice, "s1"));
+        last.used(&alice, "s1");
+        assert!(last.let_use(&alice, "s1"));
+        assert!(!last.let_use(&alice, "s2"));
+        let also_alice = Arc::new(Principal::new("i", "alice"));
+        assert!(
+            !last.let_use(&also_alice, "s1"),
+            "only the remembered principal itself"
+        );
+        last.used(&also_alice, "s2");
+        assert!(!last.let_use(&also_alice, "s2"));
+        assert!(
+            last.let_use(&alice, "s1"),
+            "another principal's use changes nothing"
+        );
+        last.remember(&header, &alice, until);
+        assert!(!last.let_use(&alice, "s1"), "a new admission starts afresh");
     }
 
     #[test]

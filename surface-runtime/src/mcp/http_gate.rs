@@ -133,9 +133,14 @@ impl Gate {
             );
         }
         // Authentication before anything else runs (OAuth 2.1 §5.2).
+        // The bearer header this request's connection carried last (the serving loop's).
+        #[cfg(feature = "auth")]
+        let connection = request
+            .extensions_mut()
+            .remove::<Arc<super::http_auth::ConnectionToken>>();
         #[cfg(feature = "auth")]
         let principal = match &self.guard {
-            Some(guard) => match guard.admit(&mut request).await {
+            Some(guard) => match guard.admit(&mut request, connection.as_deref()).await {
                 Ok(principal) => Some(principal),
                 Err(refused) => return refused,
             },
@@ -150,7 +155,7 @@ impl Gate {
         if let Some(principal) = principal {
             // A session id is no credential: another subject's request names no session.
             if let (Some(guard), Some(id)) = (&self.guard, &session)
-                && !guard.may_use(id, &principal).await
+                && !guard.may_use(id, &principal, connection.as_deref()).await
             {
                 return not_found("Not Found: Session not found");
             }
