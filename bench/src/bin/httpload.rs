@@ -14,6 +14,9 @@
 //!
 //! `--bearer NAME=TOKEN`: the clients of server NAME send `Authorization: Bearer TOKEN` (a server
 //! that requires authentication, measured against the same server without it).
+//! `--unchecked NAME`: server NAME is sent a bearer token (`--bearer`) it does not check (the
+//! same server without authentication): what the token's bytes alone cost, beside what
+//! checking it costs.
 //!
 //! Modes: `legacy` (every client opens a session with `initialize`, then sends
 //! `Mcp-Session-Id`; the answer comes in the `POST`'s response, as SSE or as JSON, as the server
@@ -48,6 +51,8 @@ struct Config {
     askable: Vec<String>,
     /// The bearer token each named server's clients send.
     bearers: BTreeMap<String, String>,
+    /// A server sent a bearer token it does not check.
+    unchecked: Option<String>,
     pin: bool,
 }
 
@@ -65,6 +70,7 @@ fn config() -> Config {
         stateless: Vec::new(),
         askable: Vec::new(),
         bearers: BTreeMap::new(),
+        unchecked: None,
         pin: true,
     };
     let mut args = std::env::args().skip(1);
@@ -85,6 +91,7 @@ fn config() -> Config {
             "--out" => c.out = Some(v),
             "--stateless" => c.stateless = v.split(',').map(str::to_owned).collect(),
             "--askable" => c.askable = v.split(',').map(str::to_owned).collect(),
+            "--unchecked" => c.unchecked = Some(v),
             "--bearer" => {
                 let (name, token) = v.split_once('=').expect("--bearer NAME=TOKEN");
                 c.bearers.insert(name.to_owned(), token.to_owned());
@@ -478,7 +485,15 @@ fn main() {
         1.5,
         "HTTP throughput ≥ 1.5× rmcp's `StreamableHttpService`",
     )];
-    if let Some(auth) = c.bearers.keys().find(|n| c.servers.iter().any(|(s, _)| s == *n)) {
+    let unchecked = c
+        .unchecked
+        .as_ref()
+        .filter(|n| c.servers.iter().any(|(s, _)| s == *n));
+    if let Some(auth) = c
+        .bearers
+        .keys()
+        .find(|n| Some(*n) != unchecked && c.servers.iter().any(|(s, _)| s == *n))
+    {
         // "surface ×" against the authenticated server is plain ÷ authenticated: at most 1/0.9.
         let mut v = verdict(
             auth,
@@ -497,6 +512,16 @@ fn main() {
         } else {
             Value::Null
         };
+        verdicts.push(v);
+    }
+    if let Some(unchecked) = unchecked {
+        // The same server without authentication, sent the same token: what its bytes alone
+        // cost (read, parsed as a header, carried), which no check can avoid.
+        let mut v = verdict(unchecked, 0.0, "");
+        v["target"] = json!(
+            "HTTP, the bearer token sent but not checked (figures: without ÷ unchecked): what the token's bytes alone cost (for reference)"
+        );
+        v["met"] = Value::Null;
         verdicts.push(v);
     }
     if c.servers.iter().any(|(n, _)| n == "ts-sdk") {
