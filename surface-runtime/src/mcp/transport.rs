@@ -37,8 +37,11 @@
 //!   whatever still runs. `close` then flushes what was answered, as at EOF.
 //!
 //! - requests a [`Bypass`] takes (the session's plain requests, `mcp/stdio_bypass.rs`) are answered
-//!   off rmcp's service loop: one task per request writing its answer straight to the writer,
-//!   under the same permit, duplicate-id and cancellation rules as the loop's requests.
+//!   off rmcp's service loop, their answers written straight to the writer, under the same
+//!   permit, duplicate-id and cancellation rules as the loop's requests: on a current-thread
+//!   runtime (where `serve_stdio` serves) the answer is polled once as the request is taken,
+//!   and one ready then (a call that does not wait) is written at once; any other runs on a
+//!   task of its own.
 //!
 //! Kept from `AsyncRwTransport`: a UTF-8 BOM and a trailing CR are stripped, empty lines
 //! skipped. The benchmarks serve rmcp alone on this transport through `mcp::__transport`.
@@ -199,6 +202,10 @@ pub struct FastTransport<R> {
     /// Requests received and not yet answered.
     in_flight: Arc<InFlight>,
     bypass: Option<Box<dyn Bypass>>,
+    /// Serving on a current-thread runtime, where a direct answer's task would run on this
+    /// thread anyway: a direct answer is polled once as it is taken, and one ready then is
+    /// written without a task or a place in the table of requests in flight.
+    inline: bool,
     /// What starts a graceful shutdown, and what it cancels when the drain timeout passes.
     drain: Option<(CancellationToken, CancellationToken)>,
     /// Set when the shutdown started: until when its end waits for the requests in flight.
@@ -234,6 +241,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             owed: VecDeque::new(),
             in_flight: Arc::default(),
             bypass: None,
+            inline: tokio::runtime::Handle::try_current()
+                .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread),
             drain: None,
             draining_until: None,
             drain_timeout: limits.drain_timeout,
@@ -285,17 +294,19 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
         self.parked = kept;
     }
 
-    /// Answers `request` on a task of its own when the direct path takes it; else hands it
-    /// back. Its permit is held already.
+    /// Answers `request` when the direct path takes it — at once if its answer is ready when
+    /// first polled with `cx` (on a current-thread runtime), else on a task of its own; hands
+    /// it back otherwise. Its permit is held already.
     fn answer_directly(
         &mut self,
         request: JsonRpcRequest<ClientRequest>,
+        cx: &mut std::task::Context<'_>,
     ) -> Option<JsonRpcRequest<ClientRequest>> {
         let Some(bypass) = &self.bypass else {
             return Some(request);
         };
         let id = request.id.clone();
-        let taken = match bypass.take(request) {
+        let mut taken = match bypass.take(request) {
             Ok(taken) => taken,
             Err(request) => return Some(request),
         };
@@ -304,6 +315,15 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             self.permits.add_permits(1);
             return None;
         };
+        // Polled here, a call that does not wait answers without a task, a table entry or a
+        // wake-up; one that waits goes on in its task, which polls it (and registers its own
+        // waker) when it starts.
+        if self.inline
+            && let std::task::Poll::Ready(answer) = taken.answer.as_mut().poll(cx)
+        {
+            deliver(&answer, &tx, &self.permits);
+            return None;
+        }
         let serial = self.in_flight.serials.fetch_add(1, Ordering::Relaxed);
         self.in_flight.slots().insert(
             id.clone(),
@@ -318,15 +338,20 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             // Gone from the table, or the id held by a later request: cancelled, its permit
             // already back and its answer dropped, as rmcp drops a cancelled request's.
             if in_flight.take_bypassed(&id, serial) {
-                let sent = frame(&answer)
-                    .and_then(|bytes| tx.send(Frame { bytes, permit: true }).map_err(|_| closed()));
-                if sent.is_err() {
-                    permits.add_permits(1);
-                }
+                deliver(&answer, &tx, &permits);
             }
             in_flight.done.notify_one();
         });
         None
+    }
+}
+
+/// Queues a direct answer for the writer, under its request's permit (given back at once if it
+/// cannot be written).
+fn deliver(answer: &ServerJsonRpcMessage, tx: &mpsc::UnboundedSender<Frame>, permits: &Semaphore) {
+    let sent = frame(answer).and_then(|bytes| tx.send(Frame { bytes, permit: true }).map_err(|_| closed()));
+    if sent.is_err() {
+        permits.add_permits(1);
     }
 }
 
@@ -636,7 +661,13 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                     let Some(JsonRpcMessage::Request(r)) = self.parked.pop_front() else {
                         unreachable!("matched above")
                     };
-                    let Some(r) = self.answer_directly(r) else {
+                    // Polled once with this task's context (the direct answer may be ready).
+                    let mut request = Some(r);
+                    let handed_back = std::future::poll_fn(|cx| {
+                        std::task::Poll::Ready(request.take().and_then(|r| self.answer_directly(r, cx)))
+                    })
+                    .await;
+                    let Some(r) = handed_back else {
                         continue;
                     };
                     let listen = matches!(r.request, ClientRequest::SubscriptionsListenRequest(_));
