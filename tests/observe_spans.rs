@@ -43,6 +43,8 @@ const EXPOSE: Expose<Counter> = expose!(Counter { count: resource, "count.up": t
 #[derive(Clone, Debug, Default)]
 struct Seen {
     name: &'static str,
+    /// Whether it has no parent span (it starts its own trace).
+    root: bool,
     fields: BTreeMap<String, String>,
     events: Vec<String>,
 }
@@ -65,6 +67,7 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let mut seen = Seen {
             name: attrs.metadata().name(),
+            root: ctx.span(id).unwrap().parent().is_none(),
             ..Seen::default()
         };
         attrs.record(&mut Fields(&mut seen.fields));
@@ -149,7 +152,7 @@ async fn request(io: &mut BufReader<tokio::io::DuplexStream>, id: u64, method: &
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn every_request_has_one_span_with_the_mcp_attributes() {
     let spans = Spans::default();
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(spans.clone())).unwrap();
@@ -202,6 +205,10 @@ async fn every_request_has_one_span_with_the_mcp_attributes() {
     assert_eq!(call.fields["gen_ai.operation.name"], "execute_tool", "{call:?}");
     assert_eq!(call.fields["traceparent"], PARENT, "{call:?}");
     assert!(!call.fields.contains_key("error.type"), "{call:?}");
+    // Its own trace, not a child of rmcp's connection-long `serve_inner` span (the call is
+    // answered directly, polled first inside rmcp's loop on this current-thread runtime).
+    assert!(call.root, "{call:?}");
+    assert!(spans.of("tools/list").iter().all(|s| s.root));
     // The tool ran inside the request's span.
     assert_eq!(call.events, ["counting"], "{call:?}");
     let refused = calls

@@ -89,11 +89,15 @@ pub fn describe() {
 const UNKNOWN_TOOL: &str = "unknown";
 
 /// The span of one request: `mcp.method.name` now, the rest recorded by [`annotate`] only when
-/// a subscriber wants the span (a disabled span computes and allocates nothing).
+/// a subscriber wants the span (a disabled span computes and allocates nothing). A root: each
+/// request starts its own trace (continuing only its caller's, `traceparent`), wherever it is
+/// first polled — in rmcp's loop, whose connection-long span would otherwise become the parent
+/// of every request, or on a task of its own.
 macro_rules! request_span {
     ($method:expr) => {
         tracing::info_span!(
             target: "surface::mcp",
+            parent: None,
             "mcp.request",
             otel.name = tracing::field::Empty,
             otel.kind = "server",
