@@ -310,7 +310,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             Ok(taken) => taken,
             Err(request) => return Some(request),
         };
-        let Some(tx) = self.tx.clone() else {
+        let Some(tx) = &self.tx else {
             // Closed: nothing will be written; the permit goes back.
             self.permits.add_permits(1);
             return None;
@@ -321,9 +321,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
         if self.inline
             && let std::task::Poll::Ready(answer) = taken.answer.as_mut().poll(cx)
         {
-            deliver(&answer, &tx, &self.permits);
+            deliver(&answer, tx, &self.permits);
             return None;
         }
+        let tx = tx.clone();
         let serial = self.in_flight.serials.fetch_add(1, Ordering::Relaxed);
         self.in_flight.slots().insert(
             id.clone(),
