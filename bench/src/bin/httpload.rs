@@ -517,9 +517,10 @@ fn main() {
     if let Some(unchecked) = unchecked {
         // The same server without authentication, sent the same token: what its bytes alone
         // cost (read, parsed as a header, carried), which no check can avoid.
-        let mut v = verdict(unchecked, 0.0, "");
-        v["target"] = json!(
-            "HTTP, the bearer token sent but not checked (figures: without ÷ unchecked): what the token's bytes alone cost (for reference)"
+        let mut v = verdict(
+            unchecked,
+            0.0,
+            "HTTP, the bearer token sent but not checked (figures: without ÷ unchecked): what the token's bytes alone cost (for reference)",
         );
         v["met"] = Value::Null;
         verdicts.push(v);
