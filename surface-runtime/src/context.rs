@@ -173,6 +173,7 @@ impl ToolContext {
     }
 
     /// Reports progress, with a message when there is one (relaying what another side reported).
+    #[cfg(feature = "wire")]
     pub(crate) async fn report(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(r) = &self.reporter {
             r.progress(progress, total, message).await;

@@ -8,9 +8,12 @@
 //! stdio transport (`mcp/transport.rs`) already tracks every request it owes an answer (its
 //! end of input waits on the same table), so it bounds that wait by the same timeout.
 
+#[cfg(any(feature = "wire", feature = "http"))]
 use std::sync::Arc;
+#[cfg(any(feature = "wire", feature = "http"))]
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+#[cfg(any(feature = "wire", feature = "http"))]
 use tokio::sync::Notify;
 
 /// How long a graceful shutdown waits for the calls in flight by default: 10 seconds, on
@@ -23,7 +26,8 @@ pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const REFUSAL: &str =
     "this server is shutting down — retry on another instance or after it restarts";
 
-/// The calls one server owes an answer.
+/// The calls one server owes an answer (the faces that count them: HTTP and the wire face).
+#[cfg(any(feature = "wire", feature = "http"))]
 #[derive(Default)]
 pub(crate) struct Drain {
     draining: AtomicBool,
@@ -31,6 +35,7 @@ pub(crate) struct Drain {
     idle: Notify,
 }
 
+#[cfg(any(feature = "wire", feature = "http"))]
 impl Drain {
     /// Whether new requests are refused.
     pub(crate) fn draining(&self) -> bool {
@@ -67,8 +72,10 @@ impl Drain {
 }
 
 /// One call in flight.
+#[cfg(any(feature = "wire", feature = "http"))]
 pub(crate) struct Flight(Arc<Drain>);
 
+#[cfg(any(feature = "wire", feature = "http"))]
 impl Drop for Flight {
     fn drop(&mut self) {
         if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -77,7 +84,7 @@ impl Drop for Flight {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, any(feature = "wire", feature = "http")))]
 mod tests {
     use super::*;
 

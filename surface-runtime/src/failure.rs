@@ -220,6 +220,7 @@ pub(crate) fn short_type_name<T: ?Sized>() -> &'static str {
 /// What a call whose handler panicked fails with: the panic's message when it has one (the
 /// default panic hook has already printed it, with where, to stderr). Every face answers such a
 /// call with it rather than leave its caller waiting.
+#[cfg(any(feature = "mcp", feature = "wire"))]
 pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Failure {
     let why = payload
         .downcast_ref::<&str>()

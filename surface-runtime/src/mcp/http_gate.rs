@@ -8,7 +8,9 @@ use super::http_bypass::{HttpBypass, Routed, SessionSlot};
 use super::http_options::HttpOptions;
 use super::http_response::{Problem, Response, jsonrpc_error, not_found, plain};
 use super::http_sessions::{SessionSharing, Sessions};
-use super::jsonrpc::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
+#[cfg(feature = "auth")]
+use super::jsonrpc::INTERNAL_ERROR;
+use super::jsonrpc::{INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
 use super::serve::ServeError;
 use crate::drain::{Drain, Flight};
 use bytes::Bytes;

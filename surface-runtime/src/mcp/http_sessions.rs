@@ -34,13 +34,16 @@ pub trait SessionSharing: Send + Sync + std::fmt::Debug {
     fn resume_from(&self, id: &SessionId, last_event_id: String) -> String;
     /// Records that the authenticated subject `owner` opened the session `id`, where every
     /// instance finds it (kept as long as the session's state).
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))] // read only by authentication
     fn bind<'a>(&'a self, id: &'a SessionId, owner: &'a Owner) -> Pending<'a, Result<(), String>>;
     /// Who opened the session `id`, as [`bind`](Self::bind) recorded it; none when no record
     /// is found (or the backend cannot answer).
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))] // read only by authentication
     fn owner<'a>(&'a self, id: &'a SessionId) -> Pending<'a, Option<Owner>>;
 }
 
 /// Who opened a legacy session on a protected endpoint: the issuer and subject of its token.
+#[cfg_attr(not(feature = "auth"), allow(dead_code))] // read only by authentication
 pub type Owner = (String, String);
 
 pub use super::task_sharing::Pending;

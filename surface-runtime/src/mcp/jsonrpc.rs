@@ -19,6 +19,7 @@ pub(crate) const PARSE_ERROR: i32 = -32700;
 /// JSON-RPC's "Invalid Request": JSON, but not a JSON-RPC request.
 pub(crate) const INVALID_REQUEST: i32 = -32600;
 /// JSON-RPC's "Internal error".
+#[cfg(feature = "auth")]
 pub(crate) const INTERNAL_ERROR: i32 = -32603;
 /// JSON-RPC's implementation-defined server error (the range -32000 to -32099): the server
 /// cannot take the request now (busy, full, shutting down).

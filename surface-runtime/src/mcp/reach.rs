@@ -10,6 +10,7 @@ use super::generation::Generation;
 use crate::Principal;
 use crate::Scope;
 use crate::scopes::reaches;
+#[cfg(feature = "auth")]
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, Reference};
 
 impl Generation {
@@ -82,6 +83,7 @@ impl Generation {
 /// The scope `message` needs that `principal` lacks, if any: a `tools/call`, `resources/read`,
 /// `resources/subscribe`, a listen's URIs or a template's completion outside its scopes (the
 /// step-up challenge names it).
+#[cfg(feature = "auth")]
 pub(crate) fn missing(
     generation: &Generation,
     message: &ClientJsonRpcMessage,

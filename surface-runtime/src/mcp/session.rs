@@ -109,6 +109,7 @@ impl Handler {
 
     /// A new connection on `shared`, served by rmcp's own transports (Streamable HTTP), which
     /// take a `ServerHandler`.
+    #[cfg(feature = "http")]
     pub(crate) fn open(shared: &Arc<Shared>) -> Handler {
         // Streamable HTTP drains through its own endpoint (`HttpService::shutdown`).
         Handler::open_as(shared, None, tokio_util::sync::CancellationToken::new())

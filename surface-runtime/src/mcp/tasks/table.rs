@@ -53,6 +53,7 @@ impl Tasks {
     }
 
     /// Shares the tasks through `sharing` from now on (the first store an endpoint offers).
+    #[cfg(any(feature = "http", test))]
     pub(crate) fn share(&self, sharing: Arc<dyn TaskSharing>) {
         let _ = self.sharing.set(sharing);
     }
