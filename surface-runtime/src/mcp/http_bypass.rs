@@ -375,24 +375,29 @@ impl HttpBypass {
         let mut context = super::fast::context(&mut inner, request.id, peer, ct.child_token());
         keep_parts(parts, &mut context);
         let mut dispatch = Box::pin(super::fast::dispatch(handler, inner, context));
-        // Polled once here first when the call cannot ask its host anything: one that does not
-        // wait answers without a task of its own (a spawn, often a wake-up of another worker,
-        // a join): 1.06x the calls/s of one client (bench/NOTES.md).
-        if asks.is_none()
-            && let Poll::Ready(answer) =
-                std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await
+        // Polled once here first: a call that does not wait answers without a task of its own
+        // (a spawn, often a wake-up of another worker, a join): 1.06x the calls/s of one
+        // client (bench/NOTES.md).
+        if let Poll::Ready(answer) = std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await
         {
+            // In the order of the race below: cancelled while it ran, no answer; then what it
+            // asked its host before it ended, first, on its own stream; then the answer.
+            if ct.is_cancelled() {
+                return Routed::Answered(cancelled_stream());
+            }
+            let message = answer_of(Ok(answer), request_id);
+            if let Some(mut asks) = asks
+                && let Some(asked) = asks.try_next()
+            {
+                let answer = std::future::ready(message);
+                return Routed::Answered(super::http_call_streams::streamed(asked, asks, answer, ct, taken));
+            }
             drop(taken);
-            // Cancelled while it ran: no answer, as below.
-            return Routed::Answered(if ct.is_cancelled() {
-                cancelled_stream()
-            } else {
-                json_response(hyper::StatusCode::OK, &answer_of(Ok(answer), request_id))
-            });
+            return Routed::Answered(json_response(hyper::StatusCode::OK, &message));
         }
         // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
-        // sessions run it to the end too). A call polled above goes on in its task, which
-        // polls it again (registering its own waker) when it starts.
+        // sessions run it to the end too). The call goes on in its task, which polls it again
+        // (registering its own waker) when it starts.
         let mut call = tokio::spawn(dispatch);
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.

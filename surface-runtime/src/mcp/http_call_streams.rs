@@ -91,6 +91,11 @@ impl CallStream {
     pub(crate) async fn next(&mut self) -> Option<ServerJsonRpcMessage> {
         self.requests.recv().await
     }
+
+    /// The next request the call sent its host, if one is already here.
+    pub(crate) fn try_next(&mut self) -> Option<ServerJsonRpcMessage> {
+        self.requests.try_recv().ok()
+    }
 }
 
 impl Drop for CallStream {
