@@ -36,18 +36,23 @@ use tokio_util::sync::CancellationToken;
 /// them; a request past it goes to the standalone stream.
 const QUEUED: usize = 8;
 
+/// One of a call's requests to its host, boxed: a channel allocates its first block of slots
+/// when it is made, and every call of an askable session makes one (of 376-byte messages,
+/// 12 KiB; of boxes, 256 bytes), though most never ask.
+type Asked = Box<ServerJsonRpcMessage>;
+
 /// The calls answered by the bypass that are waiting for their requests, by session and id.
 #[derive(Default)]
 pub(crate) struct CallStreams {
-    open: Mutex<HashMap<(SessionId, RequestId), mpsc::Sender<ServerJsonRpcMessage>>>,
+    open: Mutex<HashMap<(SessionId, RequestId), mpsc::Sender<Asked>>>,
 }
 
 /// One call's requests to its host, while the call runs; closed when dropped.
 pub(crate) struct CallStream {
     streams: Arc<CallStreams>,
     key: (SessionId, RequestId),
-    sender: mpsc::Sender<ServerJsonRpcMessage>,
-    requests: mpsc::Receiver<ServerJsonRpcMessage>,
+    sender: mpsc::Sender<Asked>,
+    requests: mpsc::Receiver<Asked>,
 }
 
 impl CallStreams {
@@ -79,9 +84,9 @@ impl CallStreams {
         let Some(sender) = sender else {
             return Some(message);
         };
-        match sender.try_send(message) {
+        match sender.try_send(Box::new(message)) {
             Ok(()) => None,
-            Err(TrySendError::Full(message) | TrySendError::Closed(message)) => Some(message),
+            Err(TrySendError::Full(message) | TrySendError::Closed(message)) => Some(*message),
         }
     }
 }
@@ -89,12 +94,12 @@ impl CallStreams {
 impl CallStream {
     /// The call's next request to its host.
     pub(crate) async fn next(&mut self) -> Option<ServerJsonRpcMessage> {
-        self.requests.recv().await
+        self.requests.recv().await.map(|asked| *asked)
     }
 
     /// The next request the call sent its host, if one is already here.
     pub(crate) fn try_next(&mut self) -> Option<ServerJsonRpcMessage> {
-        self.requests.try_recv().ok()
+        self.requests.try_recv().ok().map(|asked| *asked)
     }
 }
 
