@@ -385,3 +385,42 @@ async fn a_busy_session_is_not_idle_and_an_ended_one_is_gone() {
     assert_eq!(deleted.status, 200, "{deleted:?}");
     assert_eq!(legacy(addr, &id, 3, "tools/list", json!({})).await.status, 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_call_whose_client_hangs_up_runs_to_its_end() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    let id = session(addr, json!({})).await;
+    let level = legacy(addr, &id, 2, "logging/setLevel", json!({"level": "debug"})).await;
+    assert_eq!(level.status, 200, "{level:?}");
+    // The session's standalone stream, where its calls' log messages go.
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\nMCP-Protocol-Version: {LEGACY}\r\n\r\n"
+    );
+    stream.write_all(get.as_bytes()).await.unwrap();
+    // A call that waits (it logs, sleeps, logs …), its connection closed while it runs.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "test_tool_with_logging", "arguments": {}}})
+    .to_string();
+    let post = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {id}\r\nMCP-Protocol-Version: {LEGACY}\r\nContent-Length: {}\r\n\r\n{call}",
+        call.len()
+    );
+    let mut caller = tokio::net::TcpStream::connect(addr).await.unwrap();
+    caller.write_all(post.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    drop(caller);
+    // Its last log message comes all the same.
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        while !seen.contains("Tool execution completed") {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the stream ended: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the call stopped when its client hung up: {seen}");
+}
