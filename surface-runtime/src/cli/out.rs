@@ -122,7 +122,7 @@ pub(super) struct Out {
 }
 
 impl Out {
-    /// The process's stdout; with `own`, kept for data alone (see [`BuiltCli::main`]).
+    /// The process's stdout; with `own`, kept for data alone (see [`BuiltCli::main`](super::BuiltCli::main)).
     pub(super) fn new(own: bool) -> Self {
         #[cfg(unix)]
         let data = own

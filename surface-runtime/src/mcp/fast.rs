@@ -3,7 +3,7 @@
 //!
 //! rmcp's loop serves each request with spawned tasks, cancellation tokens and channels back to
 //! the loop; for a `tools/call` answered in microseconds that machinery is most of the cost. The
-//! stdio path ([`super::direct`]) and the Streamable HTTP path ([`super::http_direct`]) each
+//! stdio path ([`super::stdio_bypass`]) and the Streamable HTTP path ([`super::http_bypass`]) each
 //! answer some requests with the very dispatch rmcp's loop calls
 //! (`rmcp::Service::handle_request`, so rmcp's checks of `_meta`, of the protocol version and of
 //! the request state still run). Which methods qualify is decided here, once, so the two paths

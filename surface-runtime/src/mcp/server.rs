@@ -1,6 +1,6 @@
 //! [`McpServer`]: the builder of an MCP server over a rooted bundle — the roster, the client
 //! factory, the identity and `instructions`, the settings — composed by `start` into one
-//! [`ServedMcp`](super::ServedMcp).
+//! [`ServedMcp`].
 
 use super::config::{Factory, Instructions, Settings};
 use super::generation::{CompositionError, Fixed};

@@ -14,7 +14,7 @@ use redis::Script;
 use serde_json::Value;
 use std::sync::{Arc, LazyLock};
 
-/// Appends ARGV[1] to the list KEYS[1] and publishes it with its generation.
+/// Appends `ARGV[1]` to the list `KEYS[1]` and publishes it with its generation.
 static APPEND: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local n = redis.call('RPUSH', KEYS[1], ARGV[1]) \

@@ -5,7 +5,7 @@
 use redis::Script;
 use std::sync::LazyLock;
 
-/// Sets a cell to ARGV[1] at the version ARGV[2], and publishes its change, in one step.
+/// Sets a cell to `ARGV[1]` at the version `ARGV[2]`, and publishes its change, in one step.
 pub(crate) static SET: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "redis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[2]) \
@@ -13,7 +13,7 @@ pub(crate) static SET: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// Sets the hash field ARGV[1] to ARGV[2] at the version ARGV[3] and publishes its change;
+/// Sets the hash field `ARGV[1]` to `ARGV[2]` at the version `ARGV[3]` and publishes its change;
 /// answers the value it replaced.
 pub(crate) static HSET: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
@@ -34,7 +34,7 @@ pub(crate) static HDEL: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// Reads a value (the hash field ARGV[1] when not empty) with its version (`''` for a value
+/// Reads a value (the hash field `ARGV[1]` when not empty) with its version (`''` for a value
 /// seeded and never written since): `{version, value}`.
 pub(crate) static READ: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
@@ -44,9 +44,9 @@ pub(crate) static READ: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// Compare-and-set: if the value's version (the hash field ARGV[1]'s, when not empty, while it
-/// exists) is still ARGV[2], writes ARGV[4] at the version ARGV[3] and publishes ARGV[6] on
-/// ARGV[5]: `{1, '', false}`; otherwise writes nothing and answers `{0, version, value}`, what is stored
+/// Compare-and-set: if the value's version (the hash field `ARGV[1]`'s, when not empty, while it
+/// exists) is still `ARGV[2]`, writes `ARGV[4]` at the version `ARGV[3]` and publishes `ARGV[6]` on
+/// `ARGV[5]`: `{1, '', false}`; otherwise writes nothing and answers `{0, version, value}`, what is stored
 /// now, so a retry needs no read of its own. Versions are unique (the writer's instance and a
 /// count), so a swap never mistakes another write, or a value removed and written again, for
 /// the one it saw — and a swap may build on one still in flight: it succeeds only if that one
@@ -67,8 +67,8 @@ pub(crate) static SWAP: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// Appends a chunk to a stream trimmed to ARGV[1] entries ('' unbounded, '0' keeps none) and
-/// publishes it with its entry id spliced between ARGV[4] and ARGV[5]; answers the id.
+/// Appends a chunk to a stream trimmed to `ARGV[1]` entries ('' unbounded, '0' keeps none) and
+/// publishes it with its entry id spliced between `ARGV[4]` and `ARGV[5]`; answers the id.
 pub(crate) static XADD: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local id = '' \

@@ -24,9 +24,9 @@ use redis::Script;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-/// Stores a task's state ARGV[3] numbered ARGV[1] (terminal when ARGV[2] is `1`), kept ARGV[4]
-/// ms, unless the stored one is terminal or numbered as much; renews the lease KEYS[2] for
-/// ARGV[5] ms. Answers 1 when stored.
+/// Stores a task's state `ARGV[3]` numbered `ARGV[1]` (terminal when `ARGV[2]` is `1`), kept `ARGV[4]`
+/// ms, unless the stored one is terminal or numbered as much; renews the lease `KEYS[2]` for
+/// `ARGV[5]` ms. Answers 1 when stored.
 static SAVE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local v = redis.call('HGET', KEYS[1], 'v') \

@@ -375,7 +375,7 @@ pub(super) struct Feed {
 }
 
 impl Feed {
-    /// Buffers `change` unless the consumer has fallen [`DialOptions::watch_buffer`] behind:
+    /// Buffers `change` unless the consumer has fallen [`DialOptions::watch_buffer`](super::DialOptions::watch_buffer) behind:
     /// then it is counted instead (and so is every change until the consumer has drained the
     /// buffer and been told, with one [`Change::Lagged`], to re-read). Never blocks the
     /// connection's reader, which answers every other request too.
