@@ -46,6 +46,7 @@ use super::served::Shared;
 use super::session::{Handler, Session, SessionState};
 use crate::sync::lock;
 use bytes::Bytes;
+use futures::future::Either;
 use http_body_util::{BodyExt, Full};
 use hyper::http::request::Parts;
 use rmcp::model::{
@@ -375,30 +376,15 @@ impl HttpBypass {
         let mut context = super::fast::context(&mut inner, request.id, peer, ct.child_token());
         keep_parts(parts, &mut context);
         let mut dispatch = Box::pin(super::fast::dispatch(handler, inner, context));
-        // Polled once here first: a call that does not wait answers without a task of its own
-        // (a spawn, often a wake-up of another worker, a join): 1.06x the calls/s of one
-        // client (bench/NOTES.md).
-        if let Poll::Ready(answer) = std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await
-        {
-            // In the order of the race below: cancelled while it ran, no answer; then what it
-            // asked its host before it ended, first, on its own stream; then the answer.
-            if ct.is_cancelled() {
-                return Routed::Answered(cancelled_stream());
-            }
-            let message = answer_of(Ok(answer), request_id);
-            if let Some(mut asks) = asks
-                && let Some(asked) = asks.try_next()
-            {
-                let answer = std::future::ready(message);
-                return Routed::Answered(super::http_call_streams::streamed(asked, asks, answer, ct, taken));
-            }
-            drop(taken);
-            return Routed::Answered(json_response(hyper::StatusCode::OK, &message));
-        }
-        // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
-        // sessions run it to the end too). The call goes on in its task, which polls it again
-        // (registering its own waker) when it starts.
-        let mut call = tokio::spawn(dispatch);
+        let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
+            // Ready at once: answered without a task of its own (a spawn, often a wake-up of
+            // another worker, a join): 1.06x the calls/s of one client (bench/NOTES.md).
+            Poll::Ready(answer) => Either::Left(std::future::ready(Ok(answer))),
+            // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
+            // sessions run it to the end too). It goes on in its task, which polls it again
+            // (registering its own waker) when it starts.
+            Poll::Pending => Either::Right(tokio::spawn(dispatch)),
+        };
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.
             biased;
@@ -420,7 +406,16 @@ impl HttpBypass {
         drop(taken);
         let message = match answer {
             Some(answer) => answer_of(answer, request_id),
-            None => return Routed::Answered(cancelled_stream()),
+            // Cancelled: no answer, as rmcp's stream for a cancelled request ends without one.
+            None => {
+                return Routed::Answered(
+                    hyper::Response::builder()
+                        .status(hyper::StatusCode::OK)
+                        .header(hyper::header::CONTENT_TYPE, "text/event-stream")
+                        .body(Full::new(Bytes::new()).boxed())
+                        .expect("an empty event stream is a valid response"),
+                );
+            }
         };
         Routed::Answered(json_response(hyper::StatusCode::OK, &message))
     }
@@ -460,16 +455,6 @@ fn keep_parts(mut parts: Parts, context: &mut RequestContext<RoleServer>) {
         context.extensions.insert(principal);
     }
     super::observe::keep_headers(&parts, &mut context.extensions);
-}
-
-/// The answer to a cancelled request: no answer, as rmcp's stream for a cancelled request ends
-/// without one.
-fn cancelled_stream() -> Response {
-    hyper::Response::builder()
-        .status(hyper::StatusCode::OK)
-        .header(hyper::header::CONTENT_TYPE, "text/event-stream")
-        .body(Full::new(Bytes::new()).boxed())
-        .expect("an empty event stream is a valid response")
 }
 
 /// The message answering request `id`, from how its spawned call ended.

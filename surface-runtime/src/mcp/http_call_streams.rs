@@ -96,11 +96,6 @@ impl CallStream {
     pub(crate) async fn next(&mut self) -> Option<ServerJsonRpcMessage> {
         self.requests.recv().await.map(|asked| *asked)
     }
-
-    /// The next request the call sent its host, if one is already here.
-    pub(crate) fn try_next(&mut self) -> Option<ServerJsonRpcMessage> {
-        self.requests.try_recv().ok().map(|asked| *asked)
-    }
 }
 
 impl Drop for CallStream {
