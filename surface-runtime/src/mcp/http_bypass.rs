@@ -378,7 +378,7 @@ impl HttpBypass {
         let mut dispatch = Box::pin(super::fast::dispatch(handler, inner, context));
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
             // Ready at once: answered without a task of its own (a spawn, often a wake-up of
-            // another worker, a join): 1.06x the calls/s of one client (bench/NOTES.md).
+            // another worker, a join), which one client waits out on every call (bench/NOTES.md).
             Poll::Ready(answer) => Either::Left(std::future::ready(Ok(answer))),
             // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
             // sessions run it to the end too). It goes on in its task, which polls it again
