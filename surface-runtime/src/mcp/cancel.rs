@@ -30,8 +30,13 @@ pub(crate) fn until_cancelled<T>(
 pin_project! {
     /// [`unless_cancelled`]'s future.
     pub(crate) struct UnlessCancelled<'a, F> {
+        ct: &'a CancellationToken,
+        // Polled (which registers a waiter with the token) only once `fut` has waited: most
+        // calls end in their first poll, and registering and removing a waiter that never
+        // fires was most of this future's cost.
         #[pin]
         cancelled: WaitForCancellationFuture<'a>,
+        armed: bool,
         #[pin]
         fut: F,
     }
@@ -42,7 +47,9 @@ pin_project! {
 /// `run_until_cancelled` favours the future).
 pub(crate) fn unless_cancelled<F: Future>(ct: &CancellationToken, fut: F) -> UnlessCancelled<'_, F> {
     UnlessCancelled {
+        ct,
         cancelled: ct.cancelled(),
+        armed: false,
         fut,
     }
 }
@@ -51,11 +58,24 @@ impl<F: Future> Future for UnlessCancelled<'_, F> {
     type Output = Option<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        if this.cancelled.poll(cx).is_ready() {
+        let mut this = self.project();
+        if *this.armed {
+            if this.cancelled.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+        } else if this.ct.is_cancelled() {
             return Poll::Ready(None);
         }
-        this.fut.poll(cx).map(Some)
+        let Poll::Ready(answer) = this.fut.poll(cx) else {
+            // Waiting: from now on the cancel wakes this future. A cancel that came during the
+            // poll is seen here, and wins as it would have at the next poll.
+            *this.armed = true;
+            return match this.cancelled.poll(cx) {
+                Poll::Ready(()) => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            };
+        };
+        Poll::Ready(Some(answer))
     }
 }
 
@@ -77,5 +97,32 @@ mod tests {
         let canceller = ct.clone();
         tokio::spawn(async move { canceller.cancel() });
         assert_eq!(unless_cancelled(&ct, std::future::pending::<()>()).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_future_that_waited_is_dropped_when_the_token_is_cancelled_later() {
+        let ct = CancellationToken::new();
+        let canceller = ct.clone();
+        let waited = unless_cancelled(&ct, async {
+            tokio::task::yield_now().await;
+            std::future::pending::<()>().await
+        });
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+            canceller.cancel()
+        });
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), waited).await;
+        assert_eq!(ended.expect("the cancel ends the wait"), None);
+    }
+
+    #[tokio::test]
+    async fn a_future_that_waited_answers_when_the_token_stays() {
+        let ct = CancellationToken::new();
+        let answer = unless_cancelled(&ct, async {
+            tokio::task::yield_now().await;
+            5
+        });
+        assert_eq!(answer.await, Some(5));
     }
 }
