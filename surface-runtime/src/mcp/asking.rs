@@ -26,7 +26,7 @@ use crate::failure::Failure;
 use futures::task::AtomicWaker;
 use rmcp::model::{
     ClientCapabilities, ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion, RequestId, RequestStateCodec, SealOptions,
+    RequestId, RequestStateCodec, SealOptions,
 };
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
@@ -250,20 +250,6 @@ impl CallAsks {
     }
 }
 
-/// Whether `context`'s request is of the 2026-07-28 era (or later): rmcp's
-/// `RequestContext::protocol_version` (the request's `_meta`, else the session's `initialize`),
-/// compared where it lies rather than cloned out, as it is on every call.
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    let modern = |v: &ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
-    match context.meta.protocol_version() {
-        Some(version) => modern(&version),
-        None => context
-            .peer
-            .peer_info()
-            .is_some_and(|info| modern(&info.protocol_version)),
-    }
-}
-
 /// JSON with every object's keys sorted, so equal arguments bind equal states.
 fn canonical(value: &Value) -> Value {
     match value {
@@ -310,7 +296,7 @@ impl Round {
         state: Option<String>,
         ask_timeout: Duration,
     ) -> Result<Round, ErrorData> {
-        if !is_modern(context) {
+        if !super::era::modern(context) {
             // rmcp's `client_capabilities` for a request outside the 2026-07-28 lifecycle: its
             // `_meta`'s, else the session's `initialize`'s, read when asked (an inline session
             // stores no peer info: nothing declared, as rmcp reads it).

@@ -33,6 +33,7 @@ mod context;
 pub mod contract;
 #[cfg(feature = "http")]
 mod drain;
+mod era;
 mod fast;
 mod generation;
 #[cfg(feature = "http")]

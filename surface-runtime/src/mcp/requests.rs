@@ -16,7 +16,7 @@ use crate::table::ToolEntry;
 use crate::tool::TaskSupport;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, CustomRequest, CustomResult, ErrorCode,
-    GetPromptRequestParams, GetPromptResponse, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
+    GetPromptRequestParams, GetPromptResponse, ReadResourceResponse, ReadResourceResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -164,7 +164,7 @@ impl Serving<'_> {
         }
         if entry.task != TaskSupport::Never {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
-            let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+            let modern = super::era::modern(&context);
             if modern && declared {
                 return self.call_as_task(&generation, entry, request, &context).await;
             }
@@ -214,8 +214,7 @@ impl Serving<'_> {
             // 2026-07-28 era retired -32042 (a call asks with `elicit_url` there, one
             // `input_required` round), so there it stays the tool's error, naming the URL.
             Err(failure)
-                if failure.kind == FailureKind::UrlElicitationRequired
-                    && context.protocol_version().is_none_or(|v| v.has_initialize()) =>
+                if failure.kind == FailureKind::UrlElicitationRequired && !super::era::modern(&context) =>
             {
                 return Err(ErrorData::new(
                     URL_ELICITATION_REQUIRED,
@@ -364,7 +363,7 @@ pub(crate) fn custom(
     // Removed at 2026-07-28: a request of that era naming them is "not found" (HTTP 404),
     // whatever its params.
     const REMOVED_IN_2026: &[&str] = &["resources/subscribe", "resources/unsubscribe", "logging/setLevel"];
-    if modern(context) && REMOVED_IN_2026.contains(&request.method.as_str()) {
+    if super::era::modern(context) && REMOVED_IN_2026.contains(&request.method.as_str()) {
         return Err(removed(request.method));
     }
     // A known method whose params did not parse lands here too: say so, not "not found".
@@ -389,14 +388,6 @@ pub(crate) fn custom(
         ));
     }
     Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None))
-}
-
-/// Whether `context`'s request is of the 2026-07-28 era: its own `_meta` says so, or the
-/// session was opened in it.
-pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The answer to a method the request's era does not have (as rmcp answers `ping` there).

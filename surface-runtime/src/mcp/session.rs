@@ -370,7 +370,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // 2026-07-28 removed it (a request carries its level in `_meta`).
-        if super::requests::modern(&context) {
+        if super::era::modern(&context) {
             return Err(super::requests::removed("logging/setLevel"));
         }
         self.state.log.set(request.level);
@@ -461,7 +461,7 @@ impl Session {
     /// The front's own checks of a request, before rmcp's dispatch: a 2026-07-28 request's log
     /// level, and the session's listen limit.
     fn admit(&self, request: &ClientRequest, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let modern = context.protocol_version().is_some_and(|v| !v.has_initialize());
+        let modern = super::era::modern(context);
         if modern {
             check_log_level(&context.meta)?;
         }
