@@ -133,9 +133,11 @@ impl Serving<'_> {
     }
 
     /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
+    /// Its arguments, responses and state are taken out of `request`; the name stays, for the
+    /// caller's record of the call (borrowed, not copied).
     pub(crate) async fn call(
         &self,
-        request: CallToolRequestParams,
+        request: &mut CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let generation = self.shared.current();
@@ -179,14 +181,14 @@ impl Serving<'_> {
             "tools/call",
             name,
             || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
-            request.input_responses,
-            request.request_state,
+            request.input_responses.take(),
+            request.request_state.take(),
             self.shared.settings.ask_timeout,
         )?;
         let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
             serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
         });
-        let answer = match schema::unwrap_input(&entry.input, request.arguments) {
+        let answer = match schema::unwrap_input(&entry.input, request.arguments.take()) {
             Ok(input) => {
                 let call = super::context::for_request(&context, self.log.clone(), &round, principal.clone());
                 let run = call.scope(until_cancelled(
@@ -244,17 +246,17 @@ impl Serving<'_> {
         &self,
         generation: &Arc<Generation>,
         entry: &ToolEntry,
-        request: CallToolRequestParams,
+        request: &mut CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let round = super::asking::Round::open_deferred(
             context,
             &request.name,
             || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
-            request.input_responses,
-            request.request_state,
+            request.input_responses.take(),
+            request.request_state.take(),
         )?;
-        let input = match schema::unwrap_input(&entry.input, request.arguments) {
+        let input = match schema::unwrap_input(&entry.input, request.arguments.take()) {
             Ok(input) => input,
             Err(e) => return Ok(results::failure(invalid_argument(e)).into()),
         };

@@ -305,22 +305,18 @@ impl ServerHandler for Handler {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         use tracing::Instrument;
-        let name = request.name.clone();
-        let call = observe::Call::start(&name, &context);
+        let call = observe::Call::start(&request.name, &context);
         let answer = self
             .serving()
-            .call(request, context)
+            .call(&mut request, context)
             .instrument(call.span())
             .await;
-        call.end(
-            &name,
-            || self.shared.current().tools.contains_key(name.as_ref()),
-            &answer,
-        );
+        let name = request.name.as_ref();
+        call.end(name, || self.shared.current().tools.contains_key(name), &answer);
         answer
     }
 
