@@ -255,33 +255,39 @@ pub(crate) fn keep_headers(parts: &hyper::http::request::Parts, extensions: &mut
 
 /// Counts one in a gauge until dropped (so a cancelled request, an ended session, a dropped
 /// watch leave it too).
-pub(crate) struct Gauged(&'static str);
+pub(crate) struct Gauged(&'static metrics::Key);
+
+/// The gauges' keys, hashed once when compiled (`gauge!` with a name builds and hashes its key
+/// on every use, twice per request).
+static REQUESTS_IN_FLIGHT_KEY: metrics::Key = metrics::Key::from_static_name(REQUESTS_IN_FLIGHT);
+static SESSIONS_KEY: metrics::Key = metrics::Key::from_static_name(SESSIONS);
+static SUBSCRIPTIONS_KEY: metrics::Key = metrics::Key::from_static_name(SUBSCRIPTIONS);
 
 impl Gauged {
     /// One more request in flight.
     fn in_flight() -> Gauged {
-        Gauged::enter(REQUESTS_IN_FLIGHT)
+        Gauged::enter(&REQUESTS_IN_FLIGHT_KEY)
     }
 
     /// One more open session.
     pub(crate) fn session() -> Gauged {
-        Gauged::enter(SESSIONS)
+        Gauged::enter(&SESSIONS_KEY)
     }
 
     /// One more watched URI.
     pub(crate) fn watch() -> Gauged {
-        Gauged::enter(SUBSCRIPTIONS)
+        Gauged::enter(&SUBSCRIPTIONS_KEY)
     }
 
-    fn enter(name: &'static str) -> Gauged {
-        metrics::gauge!(name).increment(1.0);
-        Gauged(name)
+    fn enter(key: &'static metrics::Key) -> Gauged {
+        metrics::with_recorder(|recorder| recorder.register_gauge(key, &METADATA).increment(1.0));
+        Gauged(key)
     }
 }
 
 impl Drop for Gauged {
     fn drop(&mut self) {
-        metrics::gauge!(self.0).decrement(1.0);
+        metrics::with_recorder(|recorder| recorder.register_gauge(self.0, &METADATA).decrement(1.0));
     }
 }
 
