@@ -172,6 +172,7 @@ fn main() {
             "rmcp-macro",
             "proto-fast",
             "floor",
+            "floor-typed",
         ] {
             let (a, b) = (ir(server, "sample"), ir(server, "pairs"));
             let (ta, tb) = (ir("rmcp-tuned", "sample"), ir("rmcp-tuned", "pairs"));
