@@ -4,7 +4,9 @@
 //! written, a cancelled id can be used again, and a request naming its own protocol version
 //! still gets rmcp's per-request judgement. Sessions opened the 2026-07-28 way (every request
 //! carrying its `_meta`) take the same path, with the same semantics. Driven with raw JSON-RPC
-//! lines over the transport `serve_stdio` uses, on the conformance example.
+//! lines over the transport `serve_stdio` uses, on the conformance example. A legacy session's
+//! `tools/call` skips rmcp's dispatch too (`call_in_legacy_session` in `session.rs`), and answers
+//! what rmcp's dispatch answers, call by call.
 
 mod common;
 
@@ -29,12 +31,7 @@ impl Raw {
     /// A served conformance bundle, opened with `initialize` and `initialized`.
     async fn open() -> Raw {
         let mut raw = Raw::unopened();
-        raw.send(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}}),
-        )
-        .await;
+        raw.send(initialize(0)).await;
         raw.until(0).await;
         raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
@@ -92,6 +89,13 @@ impl Raw {
             .filter(|v| v["id"] == id && v.get("method").is_none())
             .count()
     }
+}
+
+/// A legacy `initialize` request.
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}})
 }
 
 /// `meta` with the keys every 2026-07-28 request carries.
@@ -201,4 +205,86 @@ async fn a_2026_session_refuses_a_request_without_its_meta_as_rmcp_does() {
     raw.send(call(7, "test_simple_text", modern(json!({})))).await;
     let answer = raw.until(7).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
+}
+
+/// `call` in a legacy session, once as sent (answered by `call_in_legacy_session`, off rmcp's
+/// dispatch) and once naming the session's own version in `_meta` (which rmcp's loop and its
+/// dispatch answer): the two answers, without their ids.
+async fn both_ways(raw: &mut Raw, id: u64, tool: &str, arguments: Value) -> (Value, Value) {
+    let mut answers = Vec::new();
+    for (id, meta) in [
+        (id, json!({})),
+        (
+            id + 1,
+            json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18"}),
+        ),
+    ] {
+        raw.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": meta}}))
+            .await;
+        let mut answer = raw.until(id).await;
+        answer.as_object_mut().unwrap().remove("id");
+        answers.push(answer);
+    }
+    let through_rmcp = answers.pop().unwrap();
+    (answers.pop().unwrap(), through_rmcp)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_call_answers_as_rmcps_dispatch_answers_it() {
+    let mut raw = Raw::open().await;
+    let calls = [
+        // Successes: text, pictures, sound, embedded and mixed blocks, structured values.
+        ("test_simple_text", json!({})),
+        ("test_image_content", json!({})),
+        ("test_audio_content", json!({})),
+        ("test_embedded_resource", json!({})),
+        ("test_multiple_content_types", json!({})),
+        ("greet", json!({"name": "Ada"})),
+        (
+            "json_schema_2020_12_tool",
+            json!({"name": "Ada", "contactMethod": "email", "email": "a@b.c"}),
+        ),
+        ("test_tool_with_logging", json!({})),
+        // A task tool in a session that cannot have tasks runs inline; one that must be a task
+        // fails as a tool.
+        ("slow_compute", json!({"seconds": 0.0, "label": "x"})),
+        ("failing_job", json!({})),
+        // Failures as results, and errors.
+        ("test_error_handling", json!({})),
+        ("greet", json!({"name": 3})),
+        ("greet", json!({})),
+        ("no_such_tool", json!({})),
+    ];
+    for (n, (tool, arguments)) in calls.into_iter().enumerate() {
+        let (direct, through_rmcp) = both_ways(&mut raw, 100 + 2 * n as u64, tool, arguments).await;
+        assert_eq!(direct, through_rmcp, "{tool}");
+        assert!(
+            direct.get("result").is_some() || direct.get("error").is_some(),
+            "{direct}"
+        );
+    }
+    // Whichever way it came, the legacy shape: no `resultType`.
+    let (direct, _) = both_ways(&mut raw, 200, "test_simple_text", json!({})).await;
+    assert!(direct["result"].get("resultType").is_none(), "{direct}");
+    assert_eq!(direct["result"]["isError"], false, "{direct}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_session_sent_initialize_still_refuses_a_call_without_its_meta() {
+    // Opened by a list carrying its `_meta` (a ping before the opening is answered without
+    // opening anything).
+    let mut raw = Raw::unopened();
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": modern(json!({}))}}),
+    )
+    .await;
+    assert!(raw.until(0).await["result"]["tools"].is_array());
+    // A stray `initialize` does not make it a legacy session: rmcp still asks each request
+    // for its `_meta`, and so does the direct path.
+    raw.send(initialize(8)).await;
+    raw.until(8).await;
+    raw.send(call(9, "test_simple_text", json!({}))).await;
+    let answer = raw.until(9).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
 }

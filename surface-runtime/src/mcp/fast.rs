@@ -1,14 +1,15 @@
 //! What the fast paths of every transport share: which requests may skip rmcp's service loop,
 //! and the handler context they are answered with.
 //!
-//! rmcp's loop serves each request with spawned tasks, cancellation tokens and channels back to
-//! the loop; for a `tools/call` answered in microseconds that machinery is most of the cost. The
-//! stdio path ([`super::stdio_bypass`]) and the Streamable HTTP path ([`super::http_bypass`]) each
-//! answer some requests with the very dispatch rmcp's loop calls
-//! (`rmcp::Service::handle_request`, so rmcp's checks of `_meta`, of the protocol version and of
-//! the request state still run). Which methods qualify is decided here, once, so the two paths
-//! cannot drift; what each transport adds (a session's lifecycle on stdio, headers and progress
-//! streams on HTTP) is said in its own module.
+//! rmcp's loop serves each request with spawned tasks, cancellation tokens and channels back to the
+//! loop; for a `tools/call` answered in microseconds that machinery is most of the cost. The stdio
+//! path ([`super::stdio_bypass`]) and the Streamable HTTP path ([`super::http_bypass`]) each answer
+//! some requests with the very dispatch rmcp's loop calls (`rmcp::Service::handle_request`, so
+//! rmcp's checks of `_meta`, of the protocol version and of the request state still run; a legacy
+//! session's `tools/call`, for which rmcp's dispatch checks none of them, is answered as it answers
+//! without building it, see [`dispatch`]). Which methods qualify is decided here, once, so the two
+//! paths cannot drift; what each transport adds (a session's lifecycle on stdio, headers and
+//! progress streams on HTTP) is said in its own module.
 
 use super::session::{Handler, Session};
 use rmcp::ErrorData;
@@ -57,7 +58,9 @@ pub(crate) fn context(
 }
 
 /// Answers `request` as rmcp's loop would: through the session front (`session.rs`), so our
-/// checks of a 2026-07-28 request's `_meta` run (now) before rmcp's dispatch to `handler`.
+/// checks of a 2026-07-28 request's `_meta` run (now) before rmcp's dispatch to `handler` — or,
+/// for a legacy session's `tools/call`, before the one method answered as that dispatch answers
+/// it without building it (`call_in_legacy_session`).
 pub(crate) fn dispatch(
     handler: Handler,
     request: ClientRequest,

@@ -6,9 +6,9 @@
 //! for a single message), and a request in a legacy session crosses three channels to the
 //! session's worker and back. For a `tools/call` that the handler answers in microseconds, that
 //! machinery is most of the cost. This module answers such a request itself with the same
-//! handler dispatch rmcp's loop calls (`rmcp::Service::handle_request` of the session front,
-//! so rmcp's own checks of `_meta`, of the protocol version and of the request state still run)
-//! and an `application/json` body, which Streamable HTTP allows for any `POST`.
+//! handler dispatch rmcp's loop calls (the session front's, [`super::fast::dispatch`], so rmcp's
+//! own checks of `_meta`, of the protocol version and of the request state still run) and an
+//! `application/json` body, which Streamable HTTP allows for any `POST`.
 //!
 //! Only what cannot tell the difference takes this path; everything else goes to rmcp as
 //! before, so lifecycle semantics stay rmcp's:

@@ -17,11 +17,12 @@ use super::served::{Follower, Shared};
 use super::subscriptions::Subscriptions;
 use crate::sync::lock;
 use futures::FutureExt;
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What one connection holds between requests.
@@ -29,6 +30,10 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct SessionState {
     /// The peer of a session opened by `initialize`, told when the lists change.
     pub(crate) legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    /// Set by `initialize` in a session rmcp opened with it, not the 2026-07-28 way (where rmcp
+    /// asks every request for its `_meta`, even after a stray `initialize`): only there is a
+    /// call without `_meta` answered by [`call_in_legacy_session`].
+    pub(crate) opened_by_initialize: AtomicBool,
     pub(crate) subscriptions: Subscriptions,
     /// The least severe log level this session hears (`logging/setLevel`).
     pub(crate) log: Arc<LogFilter>,
@@ -169,6 +174,12 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
+        // rmcp's own rule, read through its accessor: a context with an empty `_meta` falls
+        // back to the session's capabilities only in a session opened by `initialize`.
+        let opened_by_initialize = RequestContext::new(context.id.clone(), context.peer.clone())
+            .client_capabilities()
+            .is_some();
+        (self.state.opened_by_initialize).store(opened_by_initialize, Ordering::Relaxed);
         let mut result = self.negotiate_initialize(&request)?;
         result.capabilities = super::views::told(result.capabilities, Some(&request.capabilities));
         result.instructions = self.shared.instructions.read();
@@ -482,9 +493,27 @@ impl Session {
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ServerResult, ErrorData>> + Send + 'static {
         let admitted = self.admit(&request, &context);
-        answered(admitted.map(|()| {
-            Box::pin(async move { rmcp::Service::handle_request(&self.handler, request, context).await })
+        answered(admitted.map(|()| match request {
+            // Each in a box of its own size: rmcp's dispatch is as large as its largest
+            // handler's (4.7 KiB), a call alone is a fraction of it.
+            ClientRequest::CallToolRequest(call) if self.in_legacy_session(&context) => {
+                Either::Left(Box::pin(async move {
+                    call_in_legacy_session(&self.handler, call.params, context).await
+                }))
+            }
+            request => Either::Right(Box::pin(async move {
+                rmcp::Service::handle_request(&self.handler, request, context).await
+            })),
         }))
+    }
+
+    /// Whether `context`'s request is of a session opened by `initialize` on a version before
+    /// 2026-07-28, its `_meta` naming no version of its own: rmcp's dispatch then checks no
+    /// `_meta` and answers in the legacy shape ([`call_in_legacy_session`]).
+    fn in_legacy_session(&self, context: &RequestContext<RoleServer>) -> bool {
+        self.handler.state.opened_by_initialize.load(Ordering::Relaxed)
+            && context.meta.protocol_version().is_none()
+            && !super::era::modern(context)
     }
 
     /// A new connection on `shared` served by our transport (stdio, `serve`): the handler
@@ -517,6 +546,41 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
         )),
         _ => Ok(()),
     }
+}
+
+/// `tools/call` in a legacy session ([`Session::in_legacy_session`]), answered as rmcp's
+/// dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
+/// handler's answer, a task handle refused unless the client declared tasks, an
+/// `input_required` result refused (it needs 2026-07-28), and the result stripped to the
+/// legacy shape; errors as they are. Taken out of rmcp's dispatch because building and moving
+/// that 4.7 KiB future was a tenth of a stdio call's instructions (bench/NOTES.md);
+/// `tests/direct_stdio.rs` holds these answers to rmcp's, tool by tool.
+async fn call_in_legacy_session(
+    handler: &Handler,
+    params: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<ServerResult, ErrorData> {
+    // rmcp's `client_capabilities()`, read in place rather than cloned out.
+    let declared_tasks = match context.meta.client_capabilities() {
+        Some(capabilities) => capabilities.supports_tasks(),
+        None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
+    };
+    let response = handler.call_tool(params, context).await?;
+    if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
+        return Err(ErrorData::missing_required_client_capability(
+            ClientCapabilities::builder().enable_tasks().build(),
+        ));
+    }
+    let mut result = ServerResult::from(response);
+    if matches!(result, ServerResult::InputRequiredResult(_)) {
+        return Err(ErrorData::invalid_request(
+            "InputRequiredResult requires negotiated protocol version 2026-07-28 or newer",
+            None,
+        ));
+    }
+    result.strip_result_type_for_legacy_peer();
+    result.strip_non_object_output_for_legacy_peer();
+    Ok(result)
 }
 
 /// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP

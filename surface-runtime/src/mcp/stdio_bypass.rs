@@ -2,12 +2,14 @@
 //!
 //! rmcp's loop serves every request with two spawned tasks (the handler, then the write of its
 //! answer), two cancellation tokens, a channel back to the loop and a pass through the loop's
-//! `select!`; for a `tools/call` answered in microseconds that machinery was most of the cost
-//! per call (bench/NOTES.md). Here the transport ([`super::transport`]) hands such a request to
+//! `select!`; for a `tools/call` answered in microseconds that machinery was most of the cost per
+//! call (bench/NOTES.md). Here the transport ([`super::transport`]) hands such a request to
 //! [`Bypass::take`], which runs the very dispatch rmcp's loop would call
 //! (`rmcp::Service::handle_request` of the session's front in `session.rs`, so our checks and
-//! rmcp's of `_meta` and of the protocol version still run), at once when it does not wait (on
-//! a current-thread runtime) or else on one task, and the answer goes straight to the writer.
+//! rmcp's of `_meta` and of the protocol version still run; a legacy session's `tools/call`, where
+//! it checks none, answered as it answers: [`super::fast::dispatch`]), at once when it does not
+//! wait (on a current-thread runtime) or else on one task, and the answer goes straight to the
+//! writer.
 //!
 //! Only what cannot tell the difference takes this path; everything else stays with rmcp:
 //!
