@@ -57,14 +57,16 @@ pub(crate) fn context(
     context
 }
 
-/// Answers `request` as rmcp's loop would: through the session front (`session.rs`), so our
-/// checks of a 2026-07-28 request's `_meta` run (now) before rmcp's dispatch to `handler` — or,
-/// for a legacy session's `tools/call`, before the one method answered as that dispatch answers
-/// it without building it (`call_in_legacy_session`).
-pub(crate) fn dispatch(
+/// Answers `request` as rmcp's loop would, made what the transport writes by `finish`, in one
+/// box: through the session front (`session.rs`), so our checks of a 2026-07-28 request's
+/// `_meta` run (now) before rmcp's dispatch to `handler` — or, for a legacy session's
+/// `tools/call`, before the one method answered as that dispatch answers it without building it
+/// (`call_in_legacy_session`).
+pub(crate) fn dispatch<T: Send + 'static>(
     handler: Handler,
     request: ClientRequest,
     context: RequestContext<RoleServer>,
-) -> impl Future<Output = Result<ServerResult, ErrorData>> + Send + 'static {
-    Session::new(handler).answer(request, context)
+    finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
+) -> std::pin::Pin<Box<dyn Future<Output = T> + Send>> {
+    Session::new(handler).answer(request, context, finish)
 }

@@ -328,7 +328,7 @@ impl HttpBypass {
         let mut inner = request.request;
         let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone(), ct);
         keep_parts(parts, &mut context);
-        let answer = super::fast::dispatch(handler, inner, context).await;
+        let answer = super::fast::dispatch(handler, inner, context, std::convert::identity).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
             Err(error) => {
@@ -375,7 +375,7 @@ impl HttpBypass {
         let mut inner = request.request;
         let mut context = super::fast::context(&mut inner, request.id, peer, ct.child_token());
         keep_parts(parts, &mut context);
-        let mut dispatch = Box::pin(super::fast::dispatch(handler, inner, context));
+        let mut dispatch = super::fast::dispatch(handler, inner, context, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
             // Ready at once: answered without a task of its own (a spawn, often a wake-up of
             // another worker, a join), which one client waits out on every call (bench/NOTES.md).

@@ -17,11 +17,12 @@ use super::served::{Follower, Shared};
 use super::subscriptions::Subscriptions;
 use crate::sync::lock;
 use futures::FutureExt;
-use futures::future::{BoxFuture, Either};
+use futures::future::BoxFuture;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use std::borrow::Cow;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -484,27 +485,30 @@ impl Session {
     }
 
     /// Answers `request` as [`rmcp::Service::handle_request`] does, owning the session (the
-    /// fast paths' dispatch): one box holds the session, the request and rmcp's dispatch
-    /// together, where borrowing the session took a box for the dispatch and another for
-    /// what held the session, each a few KiB.
-    pub(crate) fn answer(
+    /// fast paths' dispatch), its answer made what the transport writes by `finish`: one box
+    /// holds the session, the request and the dispatch together, where boxing the dispatch and
+    /// then what finished it took two allocations and a move of each per request. The box is
+    /// sized to the dispatch: rmcp's is as large as its largest handler's, a legacy call alone
+    /// ([`call_in_legacy_session`]) a fraction of it.
+    pub(crate) fn answer<T: Send + 'static>(
         self,
         request: ClientRequest,
         context: RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<ServerResult, ErrorData>> + Send + 'static {
-        let admitted = self.admit(&request, &context);
-        answered(admitted.map(|()| match request {
-            // Each in a box of its own size: rmcp's dispatch is as large as its largest
-            // handler's (4.7 KiB), a call alone is a fraction of it.
+        finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
+    ) -> Pin<Box<dyn Future<Output = T> + Send>> {
+        if let Err(refused) = self.admit(&request, &context) {
+            return Box::pin(std::future::ready(finish(Err(refused))));
+        }
+        match request {
             ClientRequest::CallToolRequest(call) if self.in_legacy_session(&context) => {
-                Either::Left(Box::pin(async move {
-                    call_in_legacy_session(&self.handler, call.params, context).await
-                }))
+                Box::pin(async move {
+                    finish(answered(call_in_legacy_session(&self.handler, call.params, context)).await)
+                })
             }
-            request => Either::Right(Box::pin(async move {
-                rmcp::Service::handle_request(&self.handler, request, context).await
-            })),
-        }))
+            request => Box::pin(async move {
+                finish(answered(rmcp::Service::handle_request(&self.handler, request, context)).await)
+            }),
+        }
     }
 
     /// Whether `context`'s request is of a session opened by `initialize` on a version before
@@ -586,11 +590,11 @@ async fn call_in_legacy_session(
 /// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP
 /// path: otherwise the task answering it dies silently, its client waits forever, and on stdio
 /// its place in the in-flight bound is never given back.
-async fn answered<F>(dispatch: Result<F, ErrorData>) -> Result<ServerResult, ErrorData>
+async fn answered<F>(dispatch: F) -> Result<ServerResult, ErrorData>
 where
     F: Future<Output = Result<ServerResult, ErrorData>>,
 {
-    match std::panic::AssertUnwindSafe(dispatch?).catch_unwind().await {
+    match std::panic::AssertUnwindSafe(dispatch).catch_unwind().await {
         Ok(answer) => answer,
         Err(payload) => Err(panicked(payload.as_ref())),
     }
@@ -608,7 +612,9 @@ impl rmcp::Service<RoleServer> for Session {
         // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
         // moves the task holding it several times per request (spawn, stage changes); a
         // pointer is cheaper to move.
-        answered(admitted.map(|()| Box::pin(rmcp::Service::handle_request(&self.handler, request, context))))
+        let dispatch =
+            admitted.map(|()| Box::pin(rmcp::Service::handle_request(&self.handler, request, context)));
+        async move { answered(dispatch?).await }
     }
 
     async fn handle_notification(

@@ -99,12 +99,9 @@ impl Bypass for StdioBypass {
         let context = fast::context(&mut request.request, request.id.clone(), peer, ct.clone());
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
-        let dispatch = fast::dispatch(handler, request, context);
-        let answer = Box::pin(async move {
-            match dispatch.await {
-                Ok(result) => ServerJsonRpcMessage::response(result, id),
-                Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
-            }
+        let answer = fast::dispatch(handler, request, context, move |answer| match answer {
+            Ok(result) => ServerJsonRpcMessage::response(result, id),
+            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         });
         Ok(Taken { answer, cancel: ct })
     }
