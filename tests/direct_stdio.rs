@@ -18,9 +18,10 @@ use conformance::Conformance;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 struct Raw {
+    served: surface::mcp::ServedMcp,
     out: WriteHalf<DuplexStream>,
     lines: BufReader<ReadHalf<DuplexStream>>,
     /// Every line read so far.
@@ -54,6 +55,7 @@ impl Raw {
         let served = conformance::start(Arc::new(Conformance::new())).expect("composes");
         let (r, w) = tokio::io::split(common::pipe(&served, 1 << 20));
         Raw {
+            served,
             out: w,
             lines: BufReader::new(r),
             seen: Vec::new(),
@@ -287,4 +289,22 @@ async fn a_2026_session_sent_initialize_still_refuses_a_call_without_its_meta() 
     raw.send(call(9, "test_simple_text", json!({}))).await;
     let answer = raw.until(9).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_waits_is_cancelled_when_its_connection_ends() {
+    let mut raw = Raw::open().await;
+    // An hour of work, answered off rmcp's loop; then the server closes its connections.
+    raw.send(json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "slow_compute", "arguments": {"seconds": 3600.0, "label": "hour"}}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    raw.served.close();
+    // The call is cancelled with the connection, which then ends: the output closes long
+    // before the hour is out, with no answer to the cancelled call.
+    let mut rest = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), raw.lines.read_to_string(&mut rest)).await;
+    read.expect("the connection ends once its call is cancelled")
+        .unwrap();
+    assert!(!rest.contains("computed hour"), "{rest}");
 }

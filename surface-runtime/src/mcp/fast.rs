@@ -37,15 +37,18 @@ pub(crate) fn answers_only(request: &ClientRequest) -> bool {
 }
 
 /// The handler's context for `request`, as rmcp's loop builds it: the request's `_meta` and
-/// extensions move into it (so its progress token goes with them), under `ct`.
+/// extensions move into it (so its progress token goes with them), under `ct` (or a token of
+/// its own, which the caller links as the call needs: `cancel::following`).
 pub(crate) fn context(
     request: &mut ClientRequest,
     id: RequestId,
     peer: Peer<RoleServer>,
-    ct: CancellationToken,
+    ct: Option<CancellationToken>,
 ) -> RequestContext<RoleServer> {
     let mut context = RequestContext::new(id, peer);
-    context.ct = ct;
+    if let Some(ct) = ct {
+        context.ct = ct;
+    }
     // Taken out rather than swapped through `get_meta_mut`, which inserts an empty `_meta`
     // first: for a request without one (most) that built the extensions' map only to leave
     // an empty entry in it.

@@ -326,7 +326,7 @@ impl HttpBypass {
         let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
         let mut inner = request.request;
-        let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone(), ct);
+        let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone(), Some(ct));
         keep_parts(parts, &mut context);
         let answer = super::fast::dispatch(handler, inner, context, std::convert::identity).await;
         let (message, status) = match answer {
@@ -373,7 +373,7 @@ impl HttpBypass {
         };
         let handler = Handler::new(self.shared.clone(), state);
         let mut inner = request.request;
-        let mut context = super::fast::context(&mut inner, request.id, peer, ct.child_token());
+        let mut context = super::fast::context(&mut inner, request.id, peer, Some(ct.child_token()));
         keep_parts(parts, &mut context);
         let mut dispatch = super::fast::dispatch(handler, inner, context, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {

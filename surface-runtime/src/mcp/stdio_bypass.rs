@@ -30,8 +30,9 @@
 //! (rmcp's loop writes them, and the answer to a question comes back through it); a
 //! notification is written before the handler goes on, so before the answer. Cancellation is
 //! rmcp's: `notifications/cancelled` for a request answered here cancels its token, and its
-//! answer is never written (the transport sees to both). The token is a child of the
-//! connection's, which rmcp cancels when the connection ends.
+//! answer is never written (the transport sees to both). The token is cancelled with the
+//! connection's, which rmcp cancels when the connection ends: a call that waits follows it
+//! (`cancel::following`), one that ends in its first poll has nothing to follow.
 
 use super::fast;
 use super::session::Handler;
@@ -95,14 +96,24 @@ impl Bypass for StdioBypass {
         let Some(peer) = self.peer_for(&request.request) else {
             return Err(request);
         };
-        let ct = self.ct.child_token();
-        let context = fast::context(&mut request.request, request.id.clone(), peer, ct.clone());
+        // The call's own token, not a child of the connection's: the transport links it once
+        // the call waits (`follows`), and a call ending in its first poll (most) never does.
+        let context = fast::context(&mut request.request, request.id.clone(), peer, None);
+        let cancel = context.ct.clone();
+        if self.ct.is_cancelled() {
+            // As a child of a cancelled token is born cancelled.
+            cancel.cancel();
+        }
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
         let answer = fast::dispatch(handler, request, context, move |answer| match answer {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         });
-        Ok(Taken { answer, cancel: ct })
+        Ok(Taken { answer, cancel })
+    }
+
+    fn follows(&self) -> Option<&CancellationToken> {
+        Some(&self.ct)
     }
 }

@@ -130,6 +130,12 @@ pub(crate) trait Bypass: Send + Sync {
     /// Takes `request` to answer it, or hands it back for rmcp's loop.
     #[allow(clippy::result_large_err)] // handed back by value, as rmcp's loop takes it
     fn take(&self, request: JsonRpcRequest<ClientRequest>) -> Result<Taken, JsonRpcRequest<ClientRequest>>;
+
+    /// The token a taken call's `cancel` follows once the call waits (the connection's), when
+    /// `cancel` is not made its child: a call answered in its first poll never links to it.
+    fn follows(&self) -> Option<&CancellationToken> {
+        None
+    }
 }
 
 /// The requests in flight by id. foldhash rather than SipHash: each call hashes its id four
@@ -325,17 +331,20 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             return None;
         }
         let tx = tx.clone();
+        let Taken { answer, cancel } = taken;
+        let follows = bypass
+            .follows()
+            .map(|connection| (connection.clone(), cancel.clone()));
         let serial = self.in_flight.serials.fetch_add(1, Ordering::Relaxed);
-        self.in_flight.slots().insert(
-            id.clone(),
-            Slot::Bypass {
-                serial,
-                cancel: taken.cancel,
-            },
-        );
+        self.in_flight
+            .slots()
+            .insert(id.clone(), Slot::Bypass { serial, cancel });
         let (in_flight, permits) = (self.in_flight.clone(), self.permits.clone());
         tokio::spawn(async move {
-            let answer = taken.answer.await;
+            let answer = match follows {
+                Some((connection, call)) => super::cancel::following(answer, &call, &connection).await,
+                None => answer.await,
+            };
             // Gone from the table, or the id held by a later request: cancelled, its permit
             // already back and its answer dropped, as rmcp drops a cancelled request's.
             if in_flight.take_bypassed(&id, serial) {
