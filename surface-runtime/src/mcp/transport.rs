@@ -422,7 +422,7 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
     /// The next complete line's decoding, reading as needed; `None` at the end of input.
     async fn next_line(&mut self) -> Option<Decoded> {
         loop {
-            let Some(end) = self.buf[self.start..].iter().position(|&b| b == b'\n') else {
+            let Some(end) = memchr::memchr(b'\n', &self.buf[self.start..]) else {
                 self.buf.drain(..self.start);
                 self.start = 0;
                 if self.eof {
