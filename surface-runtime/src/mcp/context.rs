@@ -167,7 +167,7 @@ pub(crate) fn for_request_cancelled_by(
         filter,
         asks: round.asks(),
     };
-    ToolContext::new(cancel, Some(Arc::new(reporter))).with_principal(principal)
+    ToolContext::reporting_to(cancel, reporter).with_principal(principal)
 }
 
 /// A task's status message for a progress report: its message, else how far it is.
