@@ -284,32 +284,34 @@ pub(crate) enum Halt {
 }
 
 impl Round {
-    /// Opens the round of `method` for `name` with `arguments` (asked for only on 2026-07-28,
-    /// where the state binds them); on 2026-07-28, the sealed `state` is opened (refused with
-    /// -32602 when it fails verification) and its answers joined with `responses`.
-    pub(crate) fn open(
+    /// The round of a request of a legacy session: its questions are requests to the host, each
+    /// waited for up to `ask_timeout`.
+    pub(crate) fn legacy(context: &RequestContext<RoleServer>, ask_timeout: Duration) -> Round {
+        // rmcp's `client_capabilities` for a request outside the 2026-07-28 lifecycle: its
+        // `_meta`'s, else the session's `initialize`'s, read when asked (an inline session
+        // stores no peer info: nothing declared, as rmcp reads it).
+        let capabilities = match context.meta.client_capabilities() {
+            Some(caps) => Capabilities::Known(caps),
+            None => Capabilities::Session,
+        };
+        Round::new(
+            Era::Legacy(context.peer.clone(), ask_timeout, context.id.clone()),
+            capabilities,
+            Vec::new(),
+        )
+    }
+
+    /// The round of a 2026-07-28 request of `method` for `name` with `arguments` (which the
+    /// state binds): the sealed `state` is opened (refused with -32602 when it fails
+    /// verification) and its answers joined with `responses`.
+    pub(crate) fn modern(
         context: &RequestContext<RoleServer>,
         method: &str,
         name: &str,
         arguments: impl FnOnce() -> Value,
         responses: Option<InputResponses>,
         state: Option<String>,
-        ask_timeout: Duration,
     ) -> Result<Round, ErrorData> {
-        if !super::era::modern(context) {
-            // rmcp's `client_capabilities` for a request outside the 2026-07-28 lifecycle: its
-            // `_meta`'s, else the session's `initialize`'s, read when asked (an inline session
-            // stores no peer info: nothing declared, as rmcp reads it).
-            let capabilities = match context.meta.client_capabilities() {
-                Some(caps) => Capabilities::Known(caps),
-                None => Capabilities::Session,
-            };
-            return Ok(Round::new(
-                Era::Legacy(context.peer.clone(), ask_timeout, context.id.clone()),
-                capabilities,
-                Vec::new(),
-            ));
-        }
         let (rounds, binding) = Round::sealed(method, name, arguments, responses, state)?;
         let capabilities = Capabilities::Known(context.client_capabilities().unwrap_or_default());
         Ok(Round::new(Era::Modern(rounds), capabilities, binding))

@@ -134,11 +134,13 @@ impl Serving<'_> {
 
     /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
     /// Its arguments, responses and state are taken out of `request`; the name stays, for the
-    /// caller's record of the call (borrowed, not copied).
+    /// caller's record of the call (borrowed, not copied). `modern`: whether the request is of
+    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller).
     pub(crate) async fn call(
         &self,
         request: &mut CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        modern: bool,
     ) -> Result<CallToolResponse, ErrorData> {
         let generation = self.shared.current();
         let name = request.name.as_ref();
@@ -166,7 +168,6 @@ impl Serving<'_> {
         }
         if entry.task != TaskSupport::Never {
             let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
-            let modern = super::era::modern(&context);
             if modern && declared {
                 return self.call_as_task(&generation, entry, request, &context).await;
             }
@@ -176,15 +177,18 @@ impl Serving<'_> {
                 ));
             }
         }
-        let round = super::asking::Round::open(
-            &context,
-            "tools/call",
-            name,
-            || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
-            request.input_responses.take(),
-            request.request_state.take(),
-            self.shared.settings.ask_timeout,
-        )?;
+        let round = if modern {
+            super::asking::Round::modern(
+                &context,
+                "tools/call",
+                name,
+                || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
+                request.input_responses.take(),
+                request.request_state.take(),
+            )?
+        } else {
+            super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
+        };
         let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
             serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
         });
@@ -215,9 +219,7 @@ impl Serving<'_> {
             // The 2025-11-25 error, not a result: the host shows the URL, then retries. The
             // 2026-07-28 era retired -32042 (a call asks with `elicit_url` there, one
             // `input_required` round), so there it stays the tool's error, naming the URL.
-            Err(failure)
-                if failure.kind == FailureKind::UrlElicitationRequired && !super::era::modern(&context) =>
-            {
+            Err(failure) if failure.kind == FailureKind::UrlElicitationRequired && !modern => {
                 return Err(ErrorData::new(
                     URL_ELICITATION_REQUIRED,
                     branded(&failure.message),
@@ -313,15 +315,18 @@ impl Serving<'_> {
             .lease()
             .await
             .map_err(|f| read_error(&request.name, f))?;
-        let round = super::asking::Round::open(
-            &context,
-            "prompts/get",
-            &request.name,
-            || serde_json::to_value(&request.arguments).unwrap_or_default(),
-            request.input_responses,
-            request.request_state,
-            self.shared.settings.ask_timeout,
-        )?;
+        let round = if super::era::modern(&context) {
+            super::asking::Round::modern(
+                &context,
+                "prompts/get",
+                &request.name,
+                || serde_json::to_value(&request.arguments).unwrap_or_default(),
+                request.input_responses,
+                request.request_state,
+            )?
+        } else {
+            super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
+        };
         let call = super::context::for_request(&context, self.log.clone(), &round, self.principal(&context));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {

@@ -113,6 +113,26 @@ impl Handler {
         Handler { shared, state }
     }
 
+    /// `tools/call`, recorded (its span and metrics), for a request whose era the caller read
+    /// (`modern`: [`super::era::modern`]).
+    async fn call_tool_in(
+        &self,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        modern: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use tracing::Instrument;
+        let call = observe::Call::start(&request.name, &context);
+        let answer = self
+            .serving()
+            .call(&mut request, context, modern)
+            .instrument(call.span())
+            .await;
+        let name = request.name.as_ref();
+        call.end(name, || self.shared.current().tools.contains_key(name), &answer);
+        answer
+    }
+
     /// A new connection on `shared`, served by rmcp's own transports (Streamable HTTP), which
     /// take a `ServerHandler`.
     #[cfg(feature = "http")]
@@ -317,19 +337,11 @@ impl ServerHandler for Handler {
 
     async fn call_tool(
         &self,
-        mut request: CallToolRequestParams,
+        request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        use tracing::Instrument;
-        let call = observe::Call::start(&request.name, &context);
-        let answer = self
-            .serving()
-            .call(&mut request, context)
-            .instrument(call.span())
-            .await;
-        let name = request.name.as_ref();
-        call.end(name, || self.shared.current().tools.contains_key(name), &answer);
-        answer
+        let modern = super::era::modern(&context);
+        self.call_tool_in(request, context, modern).await
     }
 
     async fn complete(
@@ -468,8 +480,12 @@ impl Session {
 
     /// The front's own checks of a request, before rmcp's dispatch: a 2026-07-28 request's log
     /// level, and the session's listen limit.
-    fn admit(&self, request: &ClientRequest, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let modern = super::era::modern(context);
+    fn admit(
+        &self,
+        request: &ClientRequest,
+        context: &RequestContext<RoleServer>,
+        modern: bool,
+    ) -> Result<(), ErrorData> {
         if modern {
             check_log_level(&context.meta)?;
         }
@@ -496,11 +512,12 @@ impl Session {
         context: RequestContext<RoleServer>,
         finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
     ) -> Pin<Box<dyn Future<Output = T> + Send>> {
-        if let Err(refused) = self.admit(&request, &context) {
+        let modern = super::era::modern(&context);
+        if let Err(refused) = self.admit(&request, &context, modern) {
             return Box::pin(std::future::ready(finish(Err(refused))));
         }
         match request {
-            ClientRequest::CallToolRequest(call) if self.in_legacy_session(&context) => {
+            ClientRequest::CallToolRequest(call) if !modern && self.in_legacy_session(&context) => {
                 Box::pin(async move {
                     finish(answered(call_in_legacy_session(&self.handler, call.params, context)).await)
                 })
@@ -511,13 +528,12 @@ impl Session {
         }
     }
 
-    /// Whether `context`'s request is of a session opened by `initialize` on a version before
-    /// 2026-07-28, its `_meta` naming no version of its own: rmcp's dispatch then checks no
-    /// `_meta` and answers in the legacy shape ([`call_in_legacy_session`]).
+    /// Whether a request outside the 2026-07-28 era is of a session opened by `initialize`, its
+    /// `_meta` naming no version of its own: rmcp's dispatch then checks no `_meta` and answers
+    /// in the legacy shape ([`call_in_legacy_session`]).
     fn in_legacy_session(&self, context: &RequestContext<RoleServer>) -> bool {
         self.handler.state.opened_by_initialize.load(Ordering::Relaxed)
             && context.meta.protocol_version().is_none()
-            && !super::era::modern(context)
     }
 
     /// A new connection on `shared` served by our transport (stdio, `serve`): the handler
@@ -569,7 +585,7 @@ async fn call_in_legacy_session(
         Some(capabilities) => capabilities.supports_tasks(),
         None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
     };
-    let response = handler.call_tool(params, context).await?;
+    let response = handler.call_tool_in(params, context, false).await?;
     if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
         return Err(ErrorData::missing_required_client_capability(
             ClientCapabilities::builder().enable_tasks().build(),
@@ -608,7 +624,7 @@ impl rmcp::Service<RoleServer> for Session {
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ServerResult, ErrorData>> + rmcp::service::MaybeSendFuture + '_ {
-        let admitted = self.admit(&request, &context);
+        let admitted = self.admit(&request, &context, super::era::modern(&context));
         // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
         // moves the task holding it several times per request (spawn, stage changes); a
         // pointer is cheaper to move.
