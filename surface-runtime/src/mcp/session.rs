@@ -605,15 +605,15 @@ async fn call_in_legacy_session(
 
 /// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP
 /// path: otherwise the task answering it dies silently, its client waits forever, and on stdio
-/// its place in the in-flight bound is never given back.
-async fn answered<F>(dispatch: F) -> Result<ServerResult, ErrorData>
+/// its place in the in-flight bound is never given back. Not an `async fn`, which would hold
+/// the dispatch twice (argument and awaited copy): a few KiB more in every answer's box.
+fn answered<F>(dispatch: F) -> impl Future<Output = Result<ServerResult, ErrorData>>
 where
     F: Future<Output = Result<ServerResult, ErrorData>>,
 {
-    match std::panic::AssertUnwindSafe(dispatch).catch_unwind().await {
-        Ok(answer) => answer,
-        Err(payload) => Err(panicked(payload.as_ref())),
-    }
+    std::panic::AssertUnwindSafe(dispatch)
+        .catch_unwind()
+        .map(|caught| caught.unwrap_or_else(|payload| Err(panicked(payload.as_ref()))))
 }
 
 impl rmcp::Service<RoleServer> for Session {
