@@ -518,13 +518,13 @@ impl Session {
         }
         match request {
             ClientRequest::CallToolRequest(call) if !modern && self.in_legacy_session(&context) => {
-                Box::pin(async move {
-                    finish(answered(call_in_legacy_session(&self.handler, call.params, context)).await)
-                })
+                Box::pin(answered(call_in_legacy_session(self.handler, call.params, context)).map(finish))
             }
-            request => Box::pin(async move {
-                finish(answered(rmcp::Service::handle_request(&self.handler, request, context)).await)
-            }),
+            request => {
+                let dispatch =
+                    async move { rmcp::Service::handle_request(&self.handler, request, context).await };
+                Box::pin(answered(dispatch).map(finish))
+            }
         }
     }
 
@@ -576,7 +576,7 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
 /// that 4.7 KiB future was a tenth of a stdio call's instructions (bench/NOTES.md);
 /// `tests/direct_stdio.rs` holds these answers to rmcp's, tool by tool.
 async fn call_in_legacy_session(
-    handler: &Handler,
+    handler: Handler,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<ServerResult, ErrorData> {
