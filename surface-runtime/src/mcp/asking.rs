@@ -72,8 +72,9 @@ enum Era {
     /// [`Asking::before_task`](crate::ask::Asking::before_task) is an `input_required` round of
     /// the `tools/call` itself, as on 2026-07-28; any other question waits for the task (handed
     /// over once the call first waits on anything but such questions) and is one of its
-    /// `inputRequests`, answered by `tasks/update`.
-    Deferred(Rounds, HandOff),
+    /// `inputRequests`, answered by `tasks/update`. The hand-off is boxed: few calls are
+    /// deferred, and every call's questions are built per call.
+    Deferred(Rounds, Box<HandOff>),
 }
 
 /// Where a deferred call's task is, once it has one.
@@ -111,7 +112,9 @@ pub(crate) struct CallAsks {
 /// reads it. A legacy session's come from its `initialize` and are read there only when the
 /// call asks (most calls never do: cloning them per call was measurable).
 enum Capabilities {
-    Known(ClientCapabilities),
+    /// Boxed: most calls are of a legacy session whose `initialize` declared them, and a call's
+    /// questions (built per call) stay small for them.
+    Known(Box<ClientCapabilities>),
     /// The legacy session's `initialize` (the peer is the era's).
     Session,
 }
@@ -291,7 +294,7 @@ impl Round {
         // `_meta`'s, else the session's `initialize`'s, read when asked (an inline session
         // stores no peer info: nothing declared, as rmcp reads it).
         let capabilities = match context.meta.client_capabilities() {
-            Some(caps) => Capabilities::Known(caps),
+            Some(caps) => Capabilities::Known(Box::new(caps)),
             None => Capabilities::Session,
         };
         Round::new(
@@ -313,7 +316,7 @@ impl Round {
         state: Option<String>,
     ) -> Result<Round, ErrorData> {
         let (rounds, binding) = Round::sealed(method, name, arguments, responses, state)?;
-        let capabilities = Capabilities::Known(context.client_capabilities().unwrap_or_default());
+        let capabilities = Capabilities::Known(Box::new(context.client_capabilities().unwrap_or_default()));
         Ok(Round::new(Era::Modern(rounds), capabilities, binding))
     }
 
@@ -327,8 +330,8 @@ impl Round {
         state: Option<String>,
     ) -> Result<Round, ErrorData> {
         let (rounds, binding) = Round::sealed("tools/call", name, arguments, responses, state)?;
-        let capabilities = Capabilities::Known(context.client_capabilities().unwrap_or_default());
-        let era = Era::Deferred(rounds, HandOff::default());
+        let capabilities = Capabilities::Known(Box::new(context.client_capabilities().unwrap_or_default()));
+        let era = Era::Deferred(rounds, Box::default());
         Ok(Round::new(era, capabilities, binding))
     }
 
