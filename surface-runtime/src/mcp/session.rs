@@ -573,7 +573,7 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
 /// handler's answer, a task handle refused unless the client declared tasks, an
 /// `input_required` result refused (it needs 2026-07-28), and the result stripped to the
 /// legacy shape; errors as they are. Taken out of rmcp's dispatch because building and moving
-/// that 4.7 KiB future was a tenth of a stdio call's instructions (bench/NOTES.md);
+/// that 4.7 KiB future was ~3 % of a stdio call's instructions (bench/NOTES.md);
 /// `tests/direct_stdio.rs` holds these answers to rmcp's, tool by tool.
 async fn call_in_legacy_session(
     handler: Handler,
