@@ -6,8 +6,9 @@
 //!   `JsonRpcRequest<CallToolRequest>` (rmcp's own deserializer, `_meta` and all) instead of
 //!   through the 22-variant untagged `ClientRequest`, which fails 13 variants first, each
 //!   building a formatted serde error; every other line takes rmcp's generic parse;
-//! - batched writes: `send` serializes on the caller's task and queues the bytes; one writer
-//!   task writes everything queued with one write;
+//! - batched writes: `send` serializes on the caller's task straight into the connection's
+//!   write buffer (`crate::batch::Outbox`); one writer task writes everything buffered with one
+//!   write;
 //! - bounded in flight: `receive` takes a permit per request and gives it back once the answer
 //!   is *written* (or the request was cancelled while in flight), so a client that pipelines
 //!   thousands of calls without reading cannot make the server buffer their answers. Only a
@@ -53,7 +54,7 @@
 //! would hold half of each rule.
 
 use super::jsonrpc::{Decoded, INVALID_REQUEST, UTF8_BOM, decode_line, error_answer, outline};
-use crate::batch::{BATCH, Written, write_batches};
+use crate::batch::{Outbox, Written, write_from};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcRequest, RequestId,
@@ -68,7 +69,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::sync::{Notify, Semaphore, mpsc};
+use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -111,12 +112,6 @@ pub const CLOSE_STALL: Duration = Duration::from_secs(30);
 /// JSON-RPC's implementation-defined server error: a request read past the in-flight bound
 /// only to reach the answers behind it.
 const SERVER_BUSY: i32 = super::jsonrpc::SERVER_ERROR;
-
-/// One queued write: the bytes, and whether writing them gives a request permit back.
-struct Frame {
-    bytes: Vec<u8>,
-    permit: bool,
-}
 
 /// A request a [`Bypass`] answers: its answer to come, and how to cancel it (rmcp's
 /// cancellation: the call's token is cancelled, and its answer is never written).
@@ -219,7 +214,10 @@ pub struct FastTransport<R> {
     drain_timeout: Duration,
     max_line: usize,
     close_stall: Duration,
-    tx: Option<mpsc::UnboundedSender<Frame>>,
+    /// Answers and notifications, in the order sent, until the writer takes them.
+    outbox: Arc<Outbox>,
+    /// `close` has begun: nothing more is written.
+    closing: bool,
     writer: Option<JoinHandle<()>>,
     written: Arc<AtomicU64>,
     permits: Arc<Semaphore>,
@@ -230,7 +228,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     pub fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W, limits: Limits) -> Self {
         // Unbounded, yet bounded: every answer holds a permit until written, and notifications
         // are debounced per subscription, whose number is capped per session.
-        let (tx, rx) = mpsc::unbounded_channel();
+        let outbox = Arc::new(Outbox::default());
         // No permit at all would read nothing, ever.
         let permits = Arc::new(Semaphore::new(limits.in_flight.max(1)));
         let written = Arc::new(AtomicU64::new(0));
@@ -254,9 +252,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             drain_timeout: limits.drain_timeout,
             max_line: limits.max_line,
             close_stall: limits.close_stall,
-            tx: Some(tx),
-            writer: Some(tokio::spawn(write_frames(
-                rx,
+            outbox: outbox.clone(),
+            closing: false,
+            writer: Some(tokio::spawn(write_lines(
+                outbox,
                 writer,
                 permits.clone(),
                 written.clone(),
@@ -316,21 +315,21 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             Ok(taken) => taken,
             Err(request) => return Some(request),
         };
-        let Some(tx) = &self.tx else {
-            // Closed: nothing will be written; the permit goes back.
+        if self.closing {
+            // Nothing will be written; the permit goes back.
             self.permits.add_permits(1);
             return None;
-        };
+        }
         // Polled here, a call that does not wait answers without a task, a table entry or a
         // wake-up; one that waits goes on in its task, which polls it (and registers its own
         // waker) when it starts.
         if self.inline
             && let std::task::Poll::Ready(answer) = taken.answer.as_mut().poll(cx)
         {
-            deliver(&answer, tx, &self.permits);
+            deliver(&answer, &self.outbox, &self.permits);
             return None;
         }
-        let tx = tx.clone();
+        let outbox = self.outbox.clone();
         let Taken { answer, cancel } = taken;
         let follows = bypass
             .follows()
@@ -348,7 +347,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             // Gone from the table, or the id held by a later request: cancelled, its permit
             // already back and its answer dropped, as rmcp drops a cancelled request's.
             if in_flight.take_bypassed(&id, serial) {
-                deliver(&answer, &tx, &permits);
+                deliver(&answer, &outbox, &permits);
             }
             in_flight.done.notify_one();
         });
@@ -358,9 +357,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
 
 /// Queues a direct answer for the writer, under its request's permit (given back at once if it
 /// cannot be written).
-fn deliver(answer: &ServerJsonRpcMessage, tx: &mpsc::UnboundedSender<Frame>, permits: &Semaphore) {
-    let sent = frame(answer).and_then(|bytes| tx.send(Frame { bytes, permit: true }).map_err(|_| closed()));
-    if sent.is_err() {
+fn deliver(answer: &ServerJsonRpcMessage, outbox: &Outbox, permits: &Semaphore) {
+    if outbox.put(true, |bytes| line(answer, bytes)).is_err() {
         permits.add_permits(1);
     }
 }
@@ -380,42 +378,29 @@ impl Written for Progress {
     }
 }
 
-async fn write_frames<W: AsyncWrite + Unpin>(
-    mut rx: mpsc::UnboundedReceiver<Frame>,
+async fn write_lines<W: AsyncWrite + Unpin>(
+    outbox: Arc<Outbox>,
     mut out: W,
     permits: Arc<Semaphore>,
     written: Arc<AtomicU64>,
 ) {
-    let encode = |frame: Frame, batch: &mut Vec<u8>| {
-        batch.extend_from_slice(&frame.bytes);
-        usize::from(frame.permit)
-    };
     let mut progress = Progress {
         permits: permits.clone(),
         written,
     };
-    if write_batches(&mut rx, &mut out, BATCH, encode, &mut progress)
-        .await
-        .is_err()
-    {
-        // Nobody reads any more: end `receive` rather than let it wait for permits.
+    if write_from(&mut &*outbox, &mut out, &mut progress).await.is_err() {
+        // Nobody reads any more: take no more lines, and end `receive` rather than let it wait
+        // for permits.
+        outbox.close();
         permits.close();
     }
 }
 
-/// What an answer's line starts with room for: a tool's answer (its value twice, once as
-/// escaped text) is a few hundred bytes, and `to_vec`'s 128 grew twice for each.
-const FRAME_START: usize = 512;
-
-fn frame(item: &ServerJsonRpcMessage) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(FRAME_START);
-    serde_json::to_writer(&mut bytes, item).map_err(io::Error::other)?;
+/// Appends `item`'s line to `bytes`.
+fn line(item: &ServerJsonRpcMessage, bytes: &mut Vec<u8>) -> io::Result<()> {
+    serde_json::to_writer(&mut *bytes, item).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    Ok(bytes)
-}
-
-fn closed() -> io::Error {
-    io::Error::from(io::ErrorKind::BrokenPipe)
+    Ok(())
 }
 
 impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
@@ -623,10 +608,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             }
             _ => {}
         }
-        let sent = match (frame(&item), &self.tx) {
-            (Ok(bytes), Some(tx)) => tx.send(Frame { bytes, permit }).map_err(|_| closed()),
-            (Ok(_), None) => Err(closed()),
-            (Err(e), _) => Err(e),
+        let sent = if self.closing {
+            Err(io::ErrorKind::BrokenPipe.into())
+        } else {
+            self.outbox.put(permit, |bytes| line(&item, bytes))
         };
         if sent.is_err() && permit {
             self.permits.add_permits(1);
@@ -650,8 +635,16 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 if !self.take_permit()? {
                     break;
                 }
-                let bytes = self.owed.pop_front()?;
-                self.tx.as_ref()?.send(Frame { bytes, permit: true }).ok()?;
+                let owed = self.owed.pop_front()?;
+                if self.closing {
+                    return None;
+                }
+                self.outbox
+                    .put(true, |bytes| {
+                        bytes.extend_from_slice(&owed);
+                        Ok(())
+                    })
+                    .ok()?;
             }
             if let Some(front) = self.parked.front() {
                 let JsonRpcMessage::Request(r) = front else {
@@ -738,7 +731,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
     /// Stops taking answers and waits until the writer has written every queued one, as long
     /// as it makes progress.
     async fn close(&mut self) -> Result<(), io::Error> {
-        drop(self.tx.take());
+        self.closing = true;
+        self.outbox.close();
         if let Some(mut writer) = self.writer.take() {
             let mut seen = self.written.load(Ordering::Relaxed);
             while tokio::time::timeout(self.close_stall, &mut writer).await.is_err() {
@@ -751,6 +745,14 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             }
         }
         Ok(())
+    }
+}
+
+/// A transport dropped without `close` (its loop gone) lets its writer end too, once it has
+/// written what it holds: its peer sees the end of the stream.
+impl<R> Drop for FastTransport<R> {
+    fn drop(&mut self) {
+        self.outbox.close();
     }
 }
 
