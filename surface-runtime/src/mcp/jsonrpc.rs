@@ -26,11 +26,11 @@ pub(crate) const INTERNAL_ERROR: i32 = -32603;
 pub(crate) const SERVER_ERROR: i32 = -32000;
 
 /// What one input line is, decided without any state: [`decode_line`]'s answer.
-#[allow(clippy::large_enum_variant)] // a transient return value
 #[derive(Debug)]
 pub enum Decoded {
-    /// A JSON-RPC message for rmcp.
-    Message(ClientJsonRpcMessage),
+    /// A JSON-RPC message for rmcp, boxed once here: a request is moved from here to the call
+    /// that answers it, past the queue of requests waiting their turn.
+    Message(Box<ClientJsonRpcMessage>),
     /// Nothing to answer: an empty line, or a notification that did not parse.
     Ignore,
     /// An error answer to write back (one line, newline included).
@@ -58,7 +58,7 @@ pub fn decode_line(line: &[u8]) -> Decoded {
     {
         let mut message = parsed.expect("checked");
         super::listen_ids::ListenTaskIds::note(&mut message, line);
-        return Decoded::Message(message);
+        return Decoded::Message(Box::new(message));
     }
     // A notification, or no message: the outline tells a request with a bad `id` (which rmcp
     // may have read as a notification) from a true notification.
@@ -77,16 +77,16 @@ pub fn decode_line(line: &[u8]) -> Decoded {
         && !is_syntax(e)
         && let Ok(id) = serde_json::from_slice::<RequestId>(raw)
     {
-        return Decoded::Message(JsonRpcMessage::error(
+        return Decoded::Message(Box::new(JsonRpcMessage::error(
             rmcp::model::ErrorData::invalid_request(
                 format!("the client's answer could not be read: {e}"),
                 None,
             ),
             Some(id),
-        ));
+        )));
     }
     match (outline.kind, outline.id, parsed) {
-        (Kind::Object, None, Ok(m)) => Decoded::Message(m),
+        (Kind::Object, None, Ok(m)) => Decoded::Message(Box::new(m)),
         (Kind::Object, None, Err(_)) if outline.method.is_some() => Decoded::Ignore,
         (Kind::Object, Some(id), Ok(_)) => Decoded::Refuse(error_answer(
             Some(id),

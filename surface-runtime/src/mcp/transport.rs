@@ -190,7 +190,7 @@ pub struct FastTransport<R> {
     eof: bool,
     /// Messages read, in order, behind a request waiting for its permit: one, or up to the
     /// in-flight bound while the server waits for answers to its own requests.
-    parked: VecDeque<ClientJsonRpcMessage>,
+    parked: VecDeque<Box<ClientJsonRpcMessage>>,
     /// The server's own requests (asks) awaiting the client's answer: while there are any,
     /// input is read past the in-flight bound, so the answers that free calls are reached.
     asking: HashSet<RequestId>,
@@ -284,7 +284,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
         self.draining_until = Some(Instant::now() + self.drain_timeout);
         let mut kept = VecDeque::new();
         for message in std::mem::take(&mut self.parked) {
-            match message {
+            match &*message {
                 JsonRpcMessage::Request(r) => {
                     let id = serde_json::to_vec(&r.id).ok();
                     self.owed.push_back(error_answer(
@@ -293,7 +293,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
                         &format!("surface-mcp: {}", crate::drain::REFUSAL),
                     ));
                 }
-                other => kept.push_back(other),
+                _ => kept.push_back(message),
             }
         }
         self.parked = kept;
@@ -304,9 +304,12 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     /// it back otherwise. Its permit is held already.
     fn answer_directly(
         &mut self,
-        request: JsonRpcRequest<ClientRequest>,
+        request: Box<ClientJsonRpcMessage>,
         cx: &mut std::task::Context<'_>,
     ) -> Option<JsonRpcRequest<ClientRequest>> {
+        let JsonRpcMessage::Request(request) = *request else {
+            unreachable!("only a request is answered")
+        };
         let Some(bypass) = &self.bypass else {
             return Some(request);
         };
@@ -479,17 +482,17 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     /// A message just read: an answer to the server's own request goes to rmcp at once
     /// (answered), a cancellation takes effect at once, anything else waits its turn. A
     /// request read past the bound (`full`: read only for the answers behind it) is refused.
-    fn arrived(&mut self, message: ClientJsonRpcMessage, full: bool) -> Option<ClientJsonRpcMessage> {
-        match &message {
+    fn arrived(&mut self, message: Box<ClientJsonRpcMessage>, full: bool) -> Option<ClientJsonRpcMessage> {
+        match &*message {
             JsonRpcMessage::Response(r) => {
                 self.asking.remove(&r.id);
-                return Some(message);
+                return Some(*message);
             }
             JsonRpcMessage::Error(e) => {
                 if let Some(id) = &e.id {
                     self.asking.remove(id);
                 }
-                return Some(message);
+                return Some(*message);
             }
             // rmcp drops the answer of a request cancelled in flight: its permit comes back
             // now (a direct one's call is cancelled too). A request still waiting here is
@@ -505,7 +508,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
                         }
                     }
                     self.parked
-                        .retain(|m| !matches!(m, JsonRpcMessage::Request(r) if &r.id == id));
+                        .retain(|m| !matches!(&**m, JsonRpcMessage::Request(r) if &r.id == id));
                 }
             }
             JsonRpcMessage::Request(r) if full => {
@@ -647,8 +650,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                     .ok()?;
             }
             if let Some(front) = self.parked.front() {
-                let JsonRpcMessage::Request(r) = front else {
-                    return self.parked.pop_front();
+                let JsonRpcMessage::Request(r) = &**front else {
+                    return self.parked.pop_front().map(|message| *message);
                 };
                 if self.in_flight.slots().contains_key(&r.id) {
                     let id = serde_json::to_vec(&r.id).ok();
@@ -661,11 +664,9 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                     continue;
                 }
                 if self.take_permit()? {
-                    let Some(JsonRpcMessage::Request(r)) = self.parked.pop_front() else {
-                        unreachable!("matched above")
-                    };
+                    let r = self.parked.pop_front();
                     // Polled once with this task's context (the direct answer may be ready).
-                    let mut request = Some(r);
+                    let mut request = r;
                     let handed_back = std::future::poll_fn(|cx| {
                         std::task::Poll::Ready(request.take().and_then(|r| self.answer_directly(r, cx)))
                     })
