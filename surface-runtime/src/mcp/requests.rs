@@ -135,107 +135,113 @@ impl Serving<'_> {
     /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
     /// Its arguments, responses and state are taken out of `request`; the name stays, for the
     /// caller's record of the call (borrowed, not copied). `modern`: whether the request is of
-    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller).
-    pub(crate) async fn call(
-        &self,
-        request: &mut CallToolRequestParams,
+    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller). Not an `async fn`,
+    /// which would hold the context twice (as argument and as the local it is moved to).
+    #[allow(clippy::manual_async_fn)]
+    pub(crate) fn call<'a>(
+        &'a self,
+        request: &'a mut CallToolRequestParams,
         context: RequestContext<RoleServer>,
         modern: bool,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let generation = self.shared.current();
-        let name = request.name.as_ref();
-        // A tool outside the caller's scopes does not exist for it (HTTP answers 403 before).
-        let principal = self.principal(&context);
-        let entry = generation
-            .tools
-            .get(name)
-            .filter(|_| generation.reaches_tool(name, principal.as_deref()));
-        let Some(entry) = entry else {
-            return match self.shared.tombstone("tool", name, &generation) {
-                Some(message) => Ok(results::failure(Failure::new(FailureKind::Unknown, message)).into()),
-                None => Err(ErrorData::invalid_params(
-                    branded(&format!("unknown tool \"{name}\"")),
-                    None,
-                )),
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
+        async move {
+            let generation = self.shared.current();
+            let name = request.name.as_ref();
+            // A tool outside the caller's scopes does not exist for it (HTTP answers 403 before).
+            let principal = self.principal(&context);
+            let entry = generation
+                .tools
+                .get(name)
+                .filter(|_| generation.reaches_tool(name, principal.as_deref()));
+            let Some(entry) = entry else {
+                return match self.shared.tombstone("tool", name, &generation) {
+                    Some(message) => Ok(results::failure(Failure::new(FailureKind::Unknown, message)).into()),
+                    None => Err(ErrorData::invalid_params(
+                        branded(&format!("unknown tool \"{name}\"")),
+                        None,
+                    )),
+                };
             };
-        };
-        let layers = &self.shared.settings.layers;
-        if !layers.is_empty() {
-            let call = crate::layer::CallInfo::new(name, principal.as_deref(), request.arguments.as_ref());
-            if let Err(refusal) = layers.admit(&call) {
-                return Ok(results::failure(Failure::new(FailureKind::Error, refusal)).into());
-            }
-        }
-        if entry.task != TaskSupport::Never {
-            let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
-            if modern && declared {
-                return self.call_as_task(&generation, entry, request, &context).await;
-            }
-            if modern && entry.task == TaskSupport::Required {
-                return Err(ErrorData::missing_required_client_capability(
-                    ClientCapabilities::builder().enable_tasks().build(),
-                ));
-            }
-        }
-        let round = if modern {
-            super::asking::Round::modern(
-                &context,
-                "tools/call",
-                name,
-                || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
-                request.input_responses.take(),
-                request.request_state.take(),
-            )?
-        } else {
-            super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
-        };
-        let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
-            serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
-        });
-        let answer = match schema::unwrap_input(&entry.input, request.arguments.take()) {
-            Ok(input) => {
-                let call = super::context::for_request(&context, self.log.clone(), &round, principal.clone());
-                let run = call.scope(until_cancelled(
-                    &context.ct,
-                    run_tool(&generation, &entry.target, input, context.ct.clone()),
-                ));
-                match round.run(run).await {
-                    Ok(answer) => answer,
-                    Err(halt) => {
-                        if let Some(audited) = audited {
-                            audited.end(principal.as_deref(), name, "interrupted");
-                        }
-                        return halt.into();
-                    }
+            let layers = &self.shared.settings.layers;
+            if !layers.is_empty() {
+                let call =
+                    crate::layer::CallInfo::new(name, principal.as_deref(), request.arguments.as_ref());
+                if let Err(refusal) = layers.admit(&call) {
+                    return Ok(results::failure(Failure::new(FailureKind::Error, refusal)).into());
                 }
             }
-            Err(e) => Err(invalid_argument(e)),
-        };
-        if let Some(audited) = audited {
-            audited.answered(principal.as_deref(), name, &answer);
-        }
-        let result = match answer {
-            Ok(output) => results::success(output),
-            // The 2025-11-25 error, not a result: the host shows the URL, then retries. The
-            // 2026-07-28 era retired -32042 (a call asks with `elicit_url` there, one
-            // `input_required` round), so there it stays the tool's error, naming the URL.
-            Err(failure) if failure.kind == FailureKind::UrlElicitationRequired && !modern => {
-                return Err(ErrorData::new(
-                    URL_ELICITATION_REQUIRED,
-                    branded(&failure.message),
-                    failure.detail,
-                ));
+            if entry.task != TaskSupport::Never {
+                let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+                if modern && declared {
+                    return self.call_as_task(&generation, entry, request, &context).await;
+                }
+                if modern && entry.task == TaskSupport::Required {
+                    return Err(ErrorData::missing_required_client_capability(
+                        ClientCapabilities::builder().enable_tasks().build(),
+                    ));
+                }
             }
-            Err(failure) => results::failure(failure),
-        };
-        // A view-bound tool's answer, text first, with its page for a client that renders it
-        // (the capabilities are read only for such a tool: most calls have no view).
-        let client = entry.view.and_then(|_| {
-            context
-                .client_capabilities()
-                .and_then(|c| serde_json::to_value(c).ok())
-        });
-        Ok(generation.views.finish(entry.view, client, result).into())
+            let round = if modern {
+                super::asking::Round::modern(
+                    &context,
+                    "tools/call",
+                    name,
+                    || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
+                    request.input_responses.take(),
+                    request.request_state.take(),
+                )?
+            } else {
+                super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
+            };
+            let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
+                serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
+            });
+            let answer = match schema::unwrap_input(&entry.input, request.arguments.take()) {
+                Ok(input) => {
+                    let call =
+                        super::context::for_request(&context, self.log.clone(), &round, principal.clone());
+                    let run = call.scope(until_cancelled(
+                        &context.ct,
+                        run_tool(&generation, &entry.target, input, context.ct.clone()),
+                    ));
+                    match round.run(run).await {
+                        Ok(answer) => answer,
+                        Err(halt) => {
+                            if let Some(audited) = audited {
+                                audited.end(principal.as_deref(), name, "interrupted");
+                            }
+                            return halt.into();
+                        }
+                    }
+                }
+                Err(e) => Err(invalid_argument(e)),
+            };
+            if let Some(audited) = audited {
+                audited.answered(principal.as_deref(), name, &answer);
+            }
+            let result = match answer {
+                Ok(output) => results::success(output),
+                // The 2025-11-25 error, not a result: the host shows the URL, then retries. The
+                // 2026-07-28 era retired -32042 (a call asks with `elicit_url` there, one
+                // `input_required` round), so there it stays the tool's error, naming the URL.
+                Err(failure) if failure.kind == FailureKind::UrlElicitationRequired && !modern => {
+                    return Err(ErrorData::new(
+                        URL_ELICITATION_REQUIRED,
+                        branded(&failure.message),
+                        failure.detail,
+                    ));
+                }
+                Err(failure) => results::failure(failure),
+            };
+            // A view-bound tool's answer, text first, with its page for a client that renders it
+            // (the capabilities are read only for such a tool: most calls have no view).
+            let client = entry.view.and_then(|_| {
+                context
+                    .client_capabilities()
+                    .and_then(|c| serde_json::to_value(c).ok())
+            });
+            Ok(generation.views.finish(entry.view, client, result).into())
+        }
     }
 
     /// `tools/call` of a task tool for a client that declared tasks (2026-07-28). The call runs

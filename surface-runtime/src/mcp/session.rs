@@ -114,23 +114,26 @@ impl Handler {
     }
 
     /// `tools/call`, recorded (its span and metrics), for a request whose era the caller read
-    /// (`modern`: [`super::era::modern`]).
-    async fn call_tool_in(
+    /// (`modern`: [`super::era::modern`]). Not an `async fn`, which would hold the request and
+    /// its context twice (as arguments and as the locals they are moved to).
+    fn call_tool_in(
         &self,
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         modern: bool,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + '_ {
         use tracing::Instrument;
-        let call = observe::Call::start(&request.name, &context);
-        let answer = self
-            .serving()
-            .call(&mut request, context, modern)
-            .instrument(call.span())
-            .await;
-        let name = request.name.as_ref();
-        call.end(name, || self.shared.current().tools.contains_key(name), &answer);
-        answer
+        async move {
+            let call = observe::Call::start(&request.name, &context);
+            let answer = self
+                .serving()
+                .call(&mut request, context, modern)
+                .instrument(call.span())
+                .await;
+            let name = request.name.as_ref();
+            call.end(name, || self.shared.current().tools.contains_key(name), &answer);
+            answer
+        }
     }
 
     /// A new connection on `shared`, served by rmcp's own transports (Streamable HTTP), which
@@ -575,32 +578,36 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
 /// legacy shape; errors as they are. Taken out of rmcp's dispatch because building and moving
 /// that 4.7 KiB future was ~3 % of a stdio call's instructions (bench/NOTES.md);
 /// `tests/direct_stdio.rs` holds these answers to rmcp's, tool by tool.
-async fn call_in_legacy_session(
+#[allow(clippy::manual_async_fn)] // see the body's first line
+fn call_in_legacy_session(
     handler: Handler,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
-) -> Result<ServerResult, ErrorData> {
-    // rmcp's `client_capabilities()`, read in place rather than cloned out.
-    let declared_tasks = match context.meta.client_capabilities() {
-        Some(capabilities) => capabilities.supports_tasks(),
-        None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
-    };
-    let response = handler.call_tool_in(params, context, false).await?;
-    if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
-        return Err(ErrorData::missing_required_client_capability(
-            ClientCapabilities::builder().enable_tasks().build(),
-        ));
+) -> impl Future<Output = Result<ServerResult, ErrorData>> {
+    // Not an `async fn`: one would hold its arguments twice (see `Handler::call_tool_in`).
+    async move {
+        // rmcp's `client_capabilities()`, read in place rather than cloned out.
+        let declared_tasks = match context.meta.client_capabilities() {
+            Some(capabilities) => capabilities.supports_tasks(),
+            None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
+        };
+        let response = handler.call_tool_in(params, context, false).await?;
+        if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
+        let mut result = ServerResult::from(response);
+        if matches!(result, ServerResult::InputRequiredResult(_)) {
+            return Err(ErrorData::invalid_request(
+                "InputRequiredResult requires negotiated protocol version 2026-07-28 or newer",
+                None,
+            ));
+        }
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
+        Ok(result)
     }
-    let mut result = ServerResult::from(response);
-    if matches!(result, ServerResult::InputRequiredResult(_)) {
-        return Err(ErrorData::invalid_request(
-            "InputRequiredResult requires negotiated protocol version 2026-07-28 or newer",
-            None,
-        ));
-    }
-    result.strip_result_type_for_legacy_peer();
-    result.strip_non_object_output_for_legacy_peer();
-    Ok(result)
 }
 
 /// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP
