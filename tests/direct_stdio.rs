@@ -235,7 +235,23 @@ async fn both_ways(raw: &mut Raw, id: u64, tool: &str, arguments: Value) -> (Val
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_call_answers_as_rmcps_dispatch_answers_it() {
     let mut raw = Raw::open().await;
-    let calls = [
+    for (n, (tool, arguments)) in calls().into_iter().enumerate() {
+        let (direct, through_rmcp) = both_ways(&mut raw, 100 + 2 * n as u64, tool, arguments).await;
+        assert_eq!(direct, through_rmcp, "{tool}");
+        assert!(
+            direct.get("result").is_some() || direct.get("error").is_some(),
+            "{direct}"
+        );
+    }
+    // Whichever way it came, the legacy shape: no `resultType`.
+    let (direct, _) = both_ways(&mut raw, 200, "test_simple_text", json!({})).await;
+    assert!(direct["result"].get("resultType").is_none(), "{direct}");
+    assert_eq!(direct["result"]["isError"], false, "{direct}");
+}
+
+/// Calls of every kind a direct answer is held to rmcp's on: their tools and arguments.
+fn calls() -> [(&'static str, Value); 14] {
+    [
         // Successes: text, pictures, sound, embedded and mixed blocks, structured values.
         ("test_simple_text", json!({})),
         ("test_image_content", json!({})),
@@ -257,19 +273,36 @@ async fn a_legacy_call_answers_as_rmcps_dispatch_answers_it() {
         ("greet", json!({"name": 3})),
         ("greet", json!({})),
         ("no_such_tool", json!({})),
-    ];
-    for (n, (tool, arguments)) in calls.into_iter().enumerate() {
-        let (direct, through_rmcp) = both_ways(&mut raw, 100 + 2 * n as u64, tool, arguments).await;
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_call_answers_as_rmcps_dispatch_answers_it() {
+    // In an open 2026-07-28 session a call is answered off rmcp's dispatch
+    // (`call_in_2026_era`); the request that opens a session is rmcp's loop's, and its dispatch
+    // answers it. Each call both ways: the answers must be the same.
+    let mut opened = Raw::open_modern().await;
+    for (n, (tool, arguments)) in calls().into_iter().enumerate() {
+        let id = 100 + n as u64;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": modern(json!({}))}});
+        let mut first = Raw::unopened();
+        first.send(request.clone()).await;
+        let through_rmcp = first.until(id).await;
+        opened.send(request).await;
+        let direct = opened.until(id).await;
         assert_eq!(direct, through_rmcp, "{tool}");
         assert!(
             direct.get("result").is_some() || direct.get("error").is_some(),
             "{direct}"
         );
     }
-    // Whichever way it came, the legacy shape: no `resultType`.
-    let (direct, _) = both_ways(&mut raw, 200, "test_simple_text", json!({})).await;
-    assert!(direct["result"].get("resultType").is_none(), "{direct}");
-    assert_eq!(direct["result"]["isError"], false, "{direct}");
+    // The 2026-07-28 shape, whichever way it came: `resultType` is there.
+    opened
+        .send(call(300, "test_simple_text", modern(json!({}))))
+        .await;
+    let direct = opened.until(300).await;
+    assert_eq!(direct["result"]["resultType"], "complete", "{direct}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -523,6 +523,12 @@ impl Session {
             ClientRequest::CallToolRequest(call) if !modern && self.in_legacy_session(&context) => {
                 Box::pin(answered(call_in_legacy_session(self.handler, call.params, context)).map(finish))
             }
+            ClientRequest::CallToolRequest(call)
+                if let Some(declared_tasks) = modern.then(|| self.meta_let_through(&context)).flatten() =>
+            {
+                let call = call_in_2026_era(self.handler, call.params, context, declared_tasks);
+                Box::pin(answered(call).map(finish))
+            }
             request => {
                 let dispatch =
                     async move { rmcp::Service::handle_request(&self.handler, request, context).await };
@@ -537,6 +543,19 @@ impl Session {
     fn in_legacy_session(&self, context: &RequestContext<RoleServer>) -> bool {
         self.handler.state.opened_by_initialize.load(Ordering::Relaxed)
             && context.meta.protocol_version().is_none()
+    }
+
+    /// Whether rmcp's dispatch lets a 2026-07-28 request's `_meta` through unchanged: it names
+    /// a supported version of that era (or later) and client capabilities that read (so none
+    /// of the keys that era requires is missing). Then whether those capabilities declare
+    /// tasks; `None` for any other request, whose refusal (or fallback) rmcp's dispatch makes.
+    fn meta_let_through(&self, context: &RequestContext<RoleServer>) -> Option<bool> {
+        let version = context.meta.protocol_version()?;
+        let supported = ServerHandler::supported_protocol_versions(&self.handler);
+        if version.as_str() < ProtocolVersion::V_2026_07_28.as_str() || !supported.contains(&version) {
+            return None;
+        }
+        Some(context.meta.client_capabilities()?.supports_tasks())
     }
 
     /// A new connection on `shared` served by our transport (stdio, `serve`): the handler
@@ -606,6 +625,34 @@ fn call_in_legacy_session(
         }
         result.strip_result_type_for_legacy_peer();
         result.strip_non_object_output_for_legacy_peer();
+        Ok(result)
+    }
+}
+
+/// `tools/call` of the 2026-07-28 era whose `_meta` rmcp's dispatch lets through
+/// ([`Session::meta_let_through`], which read whether it declares tasks), answered as that
+/// dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
+/// handler's answer, a task handle refused unless the client declared tasks, and the result
+/// given its missing cache hints; errors as they are (the dispatch returns the handler's
+/// before it maps any resource-not-found to `-32602`). Taken out of rmcp's dispatch for the
+/// same reason as [`call_in_legacy_session`]; `tests/direct_stdio.rs` holds these answers to
+/// rmcp's, tool by tool.
+#[allow(clippy::manual_async_fn)] // see `call_in_legacy_session`
+fn call_in_2026_era(
+    handler: Handler,
+    params: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+    declared_tasks: bool,
+) -> impl Future<Output = Result<ServerResult, ErrorData>> {
+    async move {
+        let response = handler.call_tool_in(params, context, true).await?;
+        if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
+            return Err(ErrorData::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
+        let mut result = ServerResult::from(response);
+        result.fill_missing_cache_hints();
         Ok(result)
     }
 }
