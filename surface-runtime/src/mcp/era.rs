@@ -2,19 +2,59 @@
 //! eras differently reads.
 
 use rmcp::RoleServer;
-use rmcp::model::ProtocolVersion;
+use rmcp::model::{ProtocolVersion, RequestMetaObject};
 use rmcp::service::RequestContext;
+
+/// The `_meta` key a request names its protocol version under.
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The protocol version `meta` names: rmcp's `RequestMetaObject::protocol_version`, read in
+/// place (that decodes any JSON string into an owned one, and is asked several times a call).
+pub(crate) fn named_version(meta: &RequestMetaObject) -> Option<&str> {
+    meta.0.0.get(VERSION_KEY).and_then(serde_json::Value::as_str)
+}
+
+/// Whether `version` is of the 2026-07-28 era or later (ISO dates compare as strings).
+pub(crate) fn is_modern(version: &str) -> bool {
+    version >= ProtocolVersion::V_2026_07_28.as_str()
+}
 
 /// Whether `context`'s request is of the 2026-07-28 era (or later): its own `_meta` says so,
 /// or the session was opened in it. rmcp's `RequestContext::protocol_version`, compared where
 /// it lies rather than cloned out (it is asked on every call).
 pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
-    let modern = |v: &ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
-    match context.meta.protocol_version() {
-        Some(version) => modern(&version),
+    match named_version(&context.meta) {
+        Some(version) => is_modern(version),
         None => context
             .peer
             .peer_info()
-            .is_some_and(|info| modern(&info.protocol_version)),
+            .is_some_and(|info| is_modern(info.protocol_version.as_str())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_version_reads_as_rmcp_decodes_it() {
+        for named in [
+            serde_json::json!("2026-07-28"),
+            serde_json::json!("2025-06-18"),
+            serde_json::json!("not a date"),
+            serde_json::json!(20260728),
+            serde_json::json!(null),
+            serde_json::json!({"v": 1}),
+        ] {
+            let mut meta = RequestMetaObject::default();
+            meta.0.0.insert(VERSION_KEY.into(), named.clone());
+            let decoded = meta.protocol_version();
+            assert_eq!(
+                named_version(&meta),
+                decoded.as_ref().map(ProtocolVersion::as_str),
+                "{named}"
+            );
+        }
+        assert_eq!(named_version(&RequestMetaObject::default()), None);
     }
 }

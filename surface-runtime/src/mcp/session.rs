@@ -542,7 +542,7 @@ impl Session {
     /// in the legacy shape ([`call_in_legacy_session`]).
     fn in_legacy_session(&self, context: &RequestContext<RoleServer>) -> bool {
         self.handler.state.opened_by_initialize.load(Ordering::Relaxed)
-            && context.meta.protocol_version().is_none()
+            && super::era::named_version(&context.meta).is_none()
     }
 
     /// Whether rmcp's dispatch lets a 2026-07-28 request's `_meta` through unchanged: it names
@@ -550,9 +550,9 @@ impl Session {
     /// of the keys that era requires is missing). Then whether those capabilities declare
     /// tasks; `None` for any other request, whose refusal (or fallback) rmcp's dispatch makes.
     fn meta_let_through(&self, context: &RequestContext<RoleServer>) -> Option<bool> {
-        let version = context.meta.protocol_version()?;
+        let version = super::era::named_version(&context.meta)?;
         let supported = ServerHandler::supported_protocol_versions(&self.handler);
-        if version.as_str() < ProtocolVersion::V_2026_07_28.as_str() || !supported.contains(&version) {
+        if !super::era::is_modern(version) || !supported.iter().any(|known| known.as_str() == version) {
             return None;
         }
         Some(context.meta.client_capabilities()?.supports_tasks())

@@ -38,7 +38,7 @@ use super::fast;
 use super::session::Handler;
 use super::transport::{Bypass, Taken};
 use crate::sync::lock;
-use rmcp::model::{ClientRequest, GetMeta, JsonRpcRequest, ProtocolVersion, ServerJsonRpcMessage};
+use rmcp::model::{ClientRequest, GetMeta, JsonRpcRequest, ServerJsonRpcMessage};
 use rmcp::{Peer, RoleServer};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
@@ -70,13 +70,11 @@ impl StdioBypass {
     /// The peer to answer `request` with, or none when it is rmcp's loop's to answer.
     fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
         let legacy = lock(&self.handler.state.legacy_peer).clone();
-        match request.get_meta().protocol_version() {
+        match super::era::named_version(request.get_meta()) {
             None => legacy,
             // A 2026-07-28 session: every request carries its own version, checked by the
             // dispatch against the version the session opened on, as rmcp's loop would.
-            Some(version) if legacy.is_none() && version >= ProtocolVersion::V_2026_07_28 => {
-                self.opened.get().cloned()
-            }
+            Some(version) if legacy.is_none() && super::era::is_modern(version) => self.opened.get().cloned(),
             // rmcp's loop scopes an older version named per request for the questions the
             // handler may then send; only it can.
             Some(_) => None,
