@@ -163,8 +163,9 @@ fn main() {
     if !cgt.is_empty() {
         let _ = writeln!(
             out,
-            "stdio instructions per call (callgrind, whole server process, startup subtracted; deterministic, unlike the times above):\n\n| server | load_sample | × rmcp-tuned | spawn/kill | × rmcp-tuned |\n|---|---:|---:|---:|---:|"
+            "stdio instructions per call (callgrind, whole server process, startup subtracted; deterministic, unlike the times above):\n\n| server | load_sample | × rmcp-tuned (same era) | spawn/kill | × rmcp-tuned (same era) |\n|---|---:|---:|---:|---:|"
         );
+        // Each server against tuned rmcp in its own era (`@2026`: the 2026-07-28 era).
         for server in [
             "surface",
             "surface-mimalloc",
@@ -173,9 +174,16 @@ fn main() {
             "proto-fast",
             "floor",
             "floor-typed",
+            "surface@2026",
+            "rmcp-tuned@2026",
         ] {
+            let baseline = if server.ends_with("@2026") {
+                "rmcp-tuned@2026"
+            } else {
+                "rmcp-tuned"
+            };
             let (a, b) = (ir(server, "sample"), ir(server, "pairs"));
-            let (ta, tb) = (ir("rmcp-tuned", "sample"), ir("rmcp-tuned", "pairs"));
+            let (ta, tb) = (ir(baseline, "sample"), ir(baseline, "pairs"));
             let _ = writeln!(
                 out,
                 "| {server} | {} | {} | {} | {} |",
