@@ -28,8 +28,13 @@ fn main() {
     let table = Table::new();
     serve_lines(|line, out| {
         let text = line.strip_suffix(b"\n").unwrap_or(line);
-        match decode_line(text) {
-            Decoded::Message(JsonRpcMessage::Request(request)) => {
+        let decoded = match decode_line(text) {
+            // Unboxed here, as the transport unboxes a request it hands on.
+            Decoded::Message(message) => Ok(*message),
+            other => Err(other),
+        };
+        match decoded {
+            Ok(JsonRpcMessage::Request(request)) => {
                 let id = request.id;
                 if let ClientRequest::InitializeRequest(_) = request.request {
                     let _ = write!(out, "{{\"jsonrpc\":\"2.0\",\"id\":");
@@ -49,10 +54,10 @@ fn main() {
                 let _ = serde_json::to_writer(&mut *out, &ServerJsonRpcMessage::response(result, id));
                 let _ = out.write_all(b"\n");
             }
-            Decoded::Refuse(answer) => {
+            Err(Decoded::Refuse(answer)) => {
                 let _ = out.write_all(&answer);
             }
-            Decoded::Message(_) | Decoded::Ignore => {}
+            Ok(_) | Err(_) => {}
         }
     });
 }
