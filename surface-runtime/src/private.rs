@@ -480,6 +480,11 @@ pub fn no_input_schema() -> crate::schema::InputSchema {
 
 /// Decodes a procedure's or tool's input, naming the field that is wrong.
 pub fn decode_input<T: DeserializeOwned>(input: Value) -> Result<T, Failure> {
+    // Read plainly first: tracking the path costs a call more than the read, and only a
+    // failure needs it (read again, owned, for the failure's words and field).
+    if let Ok(decoded) = T::deserialize(&input) {
+        return Ok(decoded);
+    }
     serde_path_to_error::deserialize::<_, T>(input).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -543,5 +548,44 @@ mod tests {
     fn decode_names_the_missing_field() {
         let e = decode_input::<Kill>(serde_json::json!({})).unwrap_err();
         assert_eq!(e.kind, FailureKind::InvalidInput { field: "pid".into() });
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Spawn {
+        name: String,
+        limits: Limits,
+        tags: Vec<String>,
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Limits {
+        cpu: f64,
+    }
+
+    #[test]
+    fn decode_reads_what_the_path_tracking_read_and_names_a_nested_field() {
+        let input = serde_json::json!({"name": "web", "limits": {"cpu": 0.5}, "tags": ["a"]});
+        let tracked: Spawn = serde_path_to_error::deserialize(input.clone()).unwrap();
+        assert_eq!(decode_input::<Spawn>(input).unwrap(), tracked);
+        let e = decode_input::<Spawn>(serde_json::json!({"name": "web", "limits": {"cpu": "x"}, "tags": []}))
+            .unwrap_err();
+        assert_eq!(
+            e.kind,
+            FailureKind::InvalidInput {
+                field: "limits.cpu".into()
+            }
+        );
+        assert_eq!(
+            e.message,
+            "invalid argument `limits.cpu`: invalid type: string \"x\", expected f64"
+        );
+        let e = decode_input::<Spawn>(serde_json::json!({"name": "web", "limits": {"cpu": 1}, "tags": [3]}))
+            .unwrap_err();
+        assert_eq!(
+            e.kind,
+            FailureKind::InvalidInput {
+                field: "tags[0]".into()
+            }
+        );
     }
 }
