@@ -78,6 +78,7 @@ mod tasks;
 mod transport;
 mod views;
 mod watch;
+mod write_buffer;
 
 pub use crate::audit::{AUDIT_TARGET, Audit};
 pub use crate::bundle::{BundleClient, Member, RootTools, Roster, Siblings};

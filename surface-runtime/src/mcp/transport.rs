@@ -7,7 +7,7 @@
 //!   through the 22-variant untagged `ClientRequest`, which fails 13 variants first, each
 //!   building a formatted serde error; every other line takes rmcp's generic parse;
 //! - batched writes: `send` serializes on the caller's task straight into the connection's
-//!   write buffer (`crate::batch::Outbox`); one writer task writes everything buffered with one
+//!   write buffer (`mcp/write_buffer.rs`); one writer task writes everything buffered with one
 //!   write;
 //! - bounded in flight: `receive` takes a permit per request and gives it back once the answer
 //!   is *written* (or the request was cancelled while in flight), so a client that pipelines
@@ -54,7 +54,8 @@
 //! would hold half of each rule.
 
 use super::jsonrpc::{Decoded, INVALID_REQUEST, UTF8_BOM, decode_line, error_answer, outline};
-use crate::batch::{Outbox, Written, write_from};
+use super::write_buffer::WriteBuffer;
+use crate::batch::{Written, write_from};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage, JsonRpcRequest, RequestId,
@@ -215,7 +216,7 @@ pub struct FastTransport<R> {
     max_line: usize,
     close_stall: Duration,
     /// Answers and notifications, in the order sent, until the writer takes them.
-    outbox: Arc<Outbox>,
+    buffer: Arc<WriteBuffer>,
     /// `close` has begun: nothing more is written.
     closing: bool,
     writer: Option<JoinHandle<()>>,
@@ -228,7 +229,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
     pub fn new<W: AsyncWrite + Send + Unpin + 'static>(reader: R, writer: W, limits: Limits) -> Self {
         // Unbounded, yet bounded: every answer holds a permit until written, and notifications
         // are debounced per subscription, whose number is capped per session.
-        let outbox = Arc::new(Outbox::default());
+        let buffer = Arc::new(WriteBuffer::default());
         // No permit at all would read nothing, ever.
         let permits = Arc::new(Semaphore::new(limits.in_flight.max(1)));
         let written = Arc::new(AtomicU64::new(0));
@@ -252,10 +253,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             drain_timeout: limits.drain_timeout,
             max_line: limits.max_line,
             close_stall: limits.close_stall,
-            outbox: outbox.clone(),
+            buffer: buffer.clone(),
             closing: false,
             writer: Some(tokio::spawn(write_lines(
-                outbox,
+                buffer,
                 writer,
                 permits.clone(),
                 written.clone(),
@@ -329,10 +330,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
         if self.inline
             && let std::task::Poll::Ready(answer) = taken.answer.as_mut().poll(cx)
         {
-            deliver(&answer, &self.outbox, &self.permits);
+            deliver(&answer, &self.buffer, &self.permits);
             return None;
         }
-        let outbox = self.outbox.clone();
+        let buffer = self.buffer.clone();
         let Taken { answer, cancel } = taken;
         let follows = bypass
             .follows()
@@ -350,7 +351,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             // Gone from the table, or the id held by a later request: cancelled, its permit
             // already back and its answer dropped, as rmcp drops a cancelled request's.
             if in_flight.take_bypassed(&id, serial) {
-                deliver(&answer, &outbox, &permits);
+                deliver(&answer, &buffer, &permits);
             }
             in_flight.done.notify_one();
         });
@@ -360,8 +361,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
 
 /// Queues a direct answer for the writer, under its request's permit (given back at once if it
 /// cannot be written).
-fn deliver(answer: &ServerJsonRpcMessage, outbox: &Outbox, permits: &Semaphore) {
-    if outbox.put(true, |bytes| line(answer, bytes)).is_err() {
+fn deliver(answer: &ServerJsonRpcMessage, buffer: &WriteBuffer, permits: &Semaphore) {
+    if buffer.put(true, |bytes| line(answer, bytes)).is_err() {
         permits.add_permits(1);
     }
 }
@@ -382,7 +383,7 @@ impl Written for Progress {
 }
 
 async fn write_lines<W: AsyncWrite + Unpin>(
-    outbox: Arc<Outbox>,
+    buffer: Arc<WriteBuffer>,
     mut out: W,
     permits: Arc<Semaphore>,
     written: Arc<AtomicU64>,
@@ -391,10 +392,10 @@ async fn write_lines<W: AsyncWrite + Unpin>(
         permits: permits.clone(),
         written,
     };
-    if write_from(&mut &*outbox, &mut out, &mut progress).await.is_err() {
+    if write_from(&mut &*buffer, &mut out, &mut progress).await.is_err() {
         // Nobody reads any more: take no more lines, and end `receive` rather than let it wait
         // for permits.
-        outbox.close();
+        buffer.close();
         permits.close();
     }
 }
@@ -614,7 +615,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
         let sent = if self.closing {
             Err(io::ErrorKind::BrokenPipe.into())
         } else {
-            self.outbox.put(permit, |bytes| line(&item, bytes))
+            self.buffer.put(permit, |bytes| line(&item, bytes))
         };
         if sent.is_err() && permit {
             self.permits.add_permits(1);
@@ -642,7 +643,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 if self.closing {
                     return None;
                 }
-                self.outbox
+                self.buffer
                     .put(true, |bytes| {
                         bytes.extend_from_slice(&owed);
                         Ok(())
@@ -733,7 +734,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
     /// as it makes progress.
     async fn close(&mut self) -> Result<(), io::Error> {
         self.closing = true;
-        self.outbox.close();
+        self.buffer.close();
         if let Some(mut writer) = self.writer.take() {
             let mut seen = self.written.load(Ordering::Relaxed);
             while tokio::time::timeout(self.close_stall, &mut writer).await.is_err() {
@@ -753,7 +754,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
 /// written what it holds: its peer sees the end of the stream.
 impl<R> Drop for FastTransport<R> {
     fn drop(&mut self) {
-        self.outbox.close();
+        self.buffer.close();
     }
 }
 

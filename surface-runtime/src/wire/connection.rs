@@ -2,13 +2,14 @@
 //! bound, its answers and watch changes written by one writer, and its part in a graceful
 //! shutdown ([`Stopping`]).
 
+use super::batches::write_batches;
 use super::options::WireOptions;
 use super::protocol::{
     Hello, MAX_FRAME, Progress, Reach, Reply, ReplyFrame, Request, RequestFrame, WIRE_VERSION,
 };
 use crate::Principal;
 use crate::audit::Audited;
-use crate::batch::{BATCH, write_batches};
+use crate::batch::BATCH;
 use crate::context::{LogLevel, Reporter, ToolContext};
 use crate::expose::{ErasedExpose, Exposure};
 use crate::failure::{Failure, FailureKind, panicked};

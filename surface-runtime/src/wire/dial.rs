@@ -1,8 +1,9 @@
 //! Dialing a served surface: the greeting checked against the surface dialled, the connection's
 //! reader and writer started, and the entry points (a unix socket, a child's stdio).
 
+use super::batches::write_batches;
 use super::protocol::{Hello, MAX_FRAME, Reply, ReplyFrame, Request, WIRE_VERSION};
-use crate::batch::{BATCH, write_batches};
+use crate::batch::BATCH;
 use crate::failure::Failure;
 use crate::surface::{Surface, SurfaceClient};
 use crate::sync::lock;

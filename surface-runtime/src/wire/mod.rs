@@ -5,6 +5,7 @@
 //! is the surface's generated typed client over a [`SocketDispatch`]. Framing is
 //! newline-delimited JSON, bounded to [`MAX_FRAME`] bytes; see [`protocol`].
 
+mod batches;
 mod client;
 mod connection;
 mod dial;
