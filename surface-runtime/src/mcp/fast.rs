@@ -5,9 +5,10 @@
 //! loop; for a `tools/call` answered in microseconds that machinery is most of the cost. The stdio
 //! path ([`super::stdio_bypass`]) and the Streamable HTTP path ([`super::http_bypass`]) each answer
 //! some requests with the very dispatch rmcp's loop calls (`rmcp::Service::handle_request`, so
-//! rmcp's checks of `_meta`, of the protocol version and of the request state still run; a legacy
-//! session's `tools/call`, for which rmcp's dispatch checks none of them, is answered as it answers
-//! without building it, see [`dispatch`]). Which methods qualify is decided here, once, so the two
+//! rmcp's checks of `_meta`, of the protocol version and of the request state still run; a
+//! `tools/call` those checks let through unchanged — a legacy session's, or a 2026-07-28 one whose
+//! `_meta` passes them — is answered as that dispatch answers it without building it, see
+//! [`dispatch`]). Which methods qualify is decided here, once, so the two
 //! paths cannot drift; what each transport adds (a session's lifecycle on stdio, headers and
 //! progress streams on HTTP) is said in its own module.
 
@@ -62,9 +63,9 @@ pub(crate) fn context(
 
 /// Answers `request` as rmcp's loop would, made what the transport writes by `finish`, in one
 /// box: through the session front (`session.rs`), so our checks of a 2026-07-28 request's
-/// `_meta` run (now) before rmcp's dispatch to `handler` — or, for a legacy session's
-/// `tools/call`, before the one method answered as that dispatch answers it without building it
-/// (`call_in_legacy_session`).
+/// `_meta` run (now) before rmcp's dispatch to `handler` — or, for a `tools/call` that dispatch
+/// would let through unchanged, before the one method answered as it answers without building it
+/// (`call_in_legacy_session`, `call_in_2026_era`).
 pub(crate) fn dispatch<T: Send + 'static>(
     handler: Handler,
     request: ClientRequest,

@@ -611,12 +611,7 @@ fn call_in_legacy_session(
             None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
         };
         let response = handler.call_tool_in(params, context, false).await?;
-        if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
-            return Err(ErrorData::missing_required_client_capability(
-                ClientCapabilities::builder().enable_tasks().build(),
-            ));
-        }
-        let mut result = ServerResult::from(response);
+        let mut result = unless_undeclared_task(response, declared_tasks)?;
         if matches!(result, ServerResult::InputRequiredResult(_)) {
             return Err(ErrorData::invalid_request(
                 "InputRequiredResult requires negotiated protocol version 2026-07-28 or newer",
@@ -646,15 +641,24 @@ fn call_in_2026_era(
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     async move {
         let response = handler.call_tool_in(params, context, true).await?;
-        if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
-            return Err(ErrorData::missing_required_client_capability(
-                ClientCapabilities::builder().enable_tasks().build(),
-            ));
-        }
-        let mut result = ServerResult::from(response);
+        let mut result = unless_undeclared_task(response, declared_tasks)?;
         result.fill_missing_cache_hints();
         Ok(result)
     }
+}
+
+/// A call's answer as rmcp's dispatch makes it a result: a task handle is refused unless the
+/// client declared tasks (SEP-2663: a client that did not cannot read one).
+fn unless_undeclared_task(
+    response: CallToolResponse,
+    declared_tasks: bool,
+) -> Result<ServerResult, ErrorData> {
+    if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
+        return Err(ErrorData::missing_required_client_capability(
+            ClientCapabilities::builder().enable_tasks().build(),
+        ));
+    }
+    Ok(ServerResult::from(response))
 }
 
 /// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP
