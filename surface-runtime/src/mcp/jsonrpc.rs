@@ -6,6 +6,7 @@
 //! [`super::transport`] reads and writes with it, and the HTTP gate reads each `POST` body with
 //! it; the benchmarks and the fuzz targets reach it through `mcp::__transport`.
 
+use super::meta_memo::MetaMemo;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientRequest, GetPromptRequest, JsonRpcMessage,
     JsonRpcVersion2_0, ListToolsRequest, ReadResourceRequest, RequestId,
@@ -47,12 +48,18 @@ pub enum Decoded {
 /// assert!(matches!(decode_line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Decoded::Message(_)));
 /// ```
 pub fn decode_line(line: &[u8]) -> Decoded {
+    decode_line_in(line, None)
+}
+
+/// [`decode_line`] for a connection that remembers its client's `_meta` (`memo`): a call's
+/// `_meta` equal to the one remembered is not read again.
+pub(crate) fn decode_line_in(line: &[u8], memo: Option<&MetaMemo>) -> Decoded {
     let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.trim_ascii().is_empty() {
         return Decoded::Ignore;
     }
-    let parsed = read_message(line);
+    let parsed = read_message_in(line, memo);
     if let Ok(m) = &parsed
         && !matches!(m, JsonRpcMessage::Notification(_))
     {
@@ -120,7 +127,7 @@ pub fn decode_line(line: &[u8]) -> Decoded {
 /// pass: rmcp's derive buffers the line twice (two `#[serde(flatten)]`s), which was a third
 /// of the cost of a call. A line this does not read goes to rmcp's own derive.
 #[derive(serde::Deserialize)]
-struct ToolsCall {
+struct ToolsCall<'a> {
     #[serde(deserialize_with = "exactly::<V2_0, _>")]
     #[allow(dead_code)] // read to check it is "2.0", as rmcp's derive does
     jsonrpc: (),
@@ -128,7 +135,8 @@ struct ToolsCall {
     #[serde(deserialize_with = "exactly::<ToolsCallMethod, _>")]
     #[allow(dead_code)] // read to check it, and to stop at once at another method
     method: (),
-    params: ToolsCallParams,
+    #[serde(borrow)]
+    params: ToolsCallParams<'a>,
 }
 
 /// A string a field must be, spelled once.
@@ -166,17 +174,20 @@ fn exactly<'de, L: Literal, D: serde::Deserializer<'de>>(d: D) -> Result<(), D::
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ToolsCallParams {
-    #[serde(rename = "_meta")]
-    meta: Option<rmcp::model::JsonObject>,
+struct ToolsCallParams<'a> {
+    /// Kept as text here, read by [`ToolsCall::into_message`] (through the connection's
+    /// [`MetaMemo`], if any).
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a serde_json::value::RawValue>,
     name: std::borrow::Cow<'static, str>,
     arguments: Option<rmcp::model::JsonObject>,
     input_responses: Option<rmcp::model::InputResponses>,
     request_state: Option<String>,
 }
 
-impl ToolsCall {
-    fn into_message(self) -> ClientJsonRpcMessage {
+impl ToolsCall<'_> {
+    /// The message, or `None` when its `_meta` is no object (rmcp's derive then answers it).
+    fn into_message(self, memo: Option<&MetaMemo>) -> Option<ClientJsonRpcMessage> {
         let ToolsCallParams {
             meta,
             name,
@@ -184,6 +195,16 @@ impl ToolsCall {
             input_responses,
             request_state,
         } = self.params;
+        let meta: Option<rmcp::model::JsonObject> = match meta {
+            Some(text) => Some(
+                match memo {
+                    Some(memo) => memo.read(text.get()),
+                    None => serde_json::from_str(text.get()),
+                }
+                .ok()?,
+            ),
+            None => None,
+        };
         let mut params = rmcp::model::CallToolRequestParams::new(name);
         params.arguments = arguments;
         params.input_responses = input_responses;
@@ -194,7 +215,7 @@ impl ToolsCall {
                 .extensions
                 .insert(rmcp::model::RequestMetaObject::from(meta));
         }
-        JsonRpcMessage::request(ClientRequest::from(request), self.id)
+        Some(JsonRpcMessage::request(ClientRequest::from(request), self.id))
     }
 }
 
@@ -207,19 +228,28 @@ impl ToolsCall {
 /// The body's UTF-8 is checked once, up front, rather than string by string as a read from
 /// bytes does (nine times for a plain call); a body that is not UTF-8 takes the generic read
 /// from bytes, which refuses it saying where.
+#[cfg(any(feature = "http", test))]
 pub(crate) fn read_message(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
+    read_message_in(body, None)
+}
+
+/// Reads a message as [`read_message`] does, with the connection's memory of its client's
+/// `_meta` if it keeps one (stdio).
+fn read_message_in(body: &[u8], memo: Option<&MetaMemo>) -> serde_json::Result<ClientJsonRpcMessage> {
     match std::str::from_utf8(body) {
-        Ok(text) => read_text(text),
+        Ok(text) => read_text(text, memo),
         Err(_) => serde_json::from_slice(body),
     }
 }
 
 /// [`read_message`] of a body known to be UTF-8.
-fn read_text(body: &str) -> serde_json::Result<ClientJsonRpcMessage> {
+fn read_text(body: &str, memo: Option<&MetaMemo>) -> serde_json::Result<ClientJsonRpcMessage> {
     // Tried first: another method stops it at its `method` (no scan for the method before it,
     // which cost a third of the read).
-    if let Ok(call) = serde_json::from_str::<ToolsCall>(body) {
-        return Ok(call.into_message());
+    if let Ok(call) = serde_json::from_str::<ToolsCall>(body)
+        && let Some(message) = call.into_message(memo)
+    {
+        return Ok(message);
     }
     /// The envelope of a request; `params` is skipped here.
     #[derive(serde::Deserialize)]
@@ -646,10 +676,22 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{},"name":"\u00e9"}}"#,
             br#"{"jsonrpc":"2.0","id":-5,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
         ];
-        for line in lines {
+        // Without a memory of `_meta`, and with one (read thrice: the third read is answered
+        // from it).
+        let memo = MetaMemo::default();
+        let reads = lines.iter().flat_map(|line| {
+            [
+                (line, None),
+                (line, Some(&memo)),
+                (line, Some(&memo)),
+                (line, Some(&memo)),
+            ]
+        });
+        for (line, memo) in reads {
             let fast = serde_json::from_slice::<ToolsCall>(line)
                 .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(line)))
-                .into_message();
+                .into_message(memo)
+                .expect("its _meta is an object");
             let theirs = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line).unwrap();
             let theirs: ClientJsonRpcMessage =
                 JsonRpcMessage::request(ClientRequest::from(theirs.request), theirs.id);
@@ -675,6 +717,18 @@ mod tests {
             br#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
         ] {
             assert!(serde_json::from_slice::<ToolsCall>(line).is_err());
+        }
+        // A `_meta` that is no object is left to rmcp's derive too, memory or not, and the line
+        // reads as that derive reads it.
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":5}}"#;
+        let memo = MetaMemo::default();
+        for memo in [None, Some(&memo), Some(&memo), Some(&memo)] {
+            let call = serde_json::from_slice::<ToolsCall>(line).unwrap();
+            assert!(call.into_message(memo).is_none());
+            let read = read_message_in(line, memo).map(|m| serde_json::to_value(m).unwrap());
+            let theirs = serde_json::from_slice::<ClientJsonRpcMessage>(line)
+                .map(|m| serde_json::to_value(m).unwrap());
+            assert_eq!(read.map_err(|e| e.to_string()), theirs.map_err(|e| e.to_string()));
         }
     }
 

@@ -59,6 +59,7 @@ pub(crate) mod http_sessions;
 mod hub;
 mod jsonrpc;
 mod listen_ids;
+mod meta_memo;
 pub mod observe;
 mod prompts;
 mod reach;

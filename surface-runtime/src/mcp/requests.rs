@@ -135,20 +135,21 @@ impl Serving<'_> {
     /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
     /// Its arguments, responses and state are taken out of `request`; the name stays, for the
     /// caller's record of the call (borrowed, not copied). `modern`: whether the request is of
-    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller). Not an `async fn`,
-    /// which would hold the context twice (as argument and as the local it is moved to).
+    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller). `context` stays
+    /// the caller's: a 2026-07-28 call's `_meta` is given back to its connection after
+    /// ([`super::meta_memo`]). Not an `async fn`, which would hold its arguments twice.
     #[allow(clippy::manual_async_fn)]
     pub(crate) fn call<'a>(
         &'a self,
         request: &'a mut CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &'a RequestContext<RoleServer>,
         modern: bool,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
         async move {
             let generation = self.shared.current();
             let name = request.name.as_ref();
             // A tool outside the caller's scopes does not exist for it (HTTP answers 403 before).
-            let principal = self.principal(&context);
+            let principal = self.principal(context);
             let entry = generation
                 .tools
                 .get(name)
@@ -173,7 +174,7 @@ impl Serving<'_> {
             if entry.task != TaskSupport::Never {
                 let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
                 if modern && declared {
-                    return self.call_as_task(&generation, entry, request, &context).await;
+                    return self.call_as_task(&generation, entry, request, context).await;
                 }
                 if modern && entry.task == TaskSupport::Required {
                     return Err(ErrorData::missing_required_client_capability(
@@ -183,15 +184,15 @@ impl Serving<'_> {
             }
             let round = if modern {
                 super::asking::Round::modern(
-                    &context,
+                    context,
                     "tools/call",
                     name,
-                    || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
+                    super::asking::Arguments::Tool(request.arguments.as_ref()),
                     request.input_responses.take(),
                     request.request_state.take(),
                 )?
             } else {
-                super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
+                super::asking::Round::legacy(context, self.shared.settings.ask_timeout)
             };
             let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
                 serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
@@ -199,7 +200,7 @@ impl Serving<'_> {
             let answer = match schema::unwrap_input(&entry.input, request.arguments.take()) {
                 Ok(input) => {
                     let call =
-                        super::context::for_request(&context, self.log.clone(), &round, principal.clone());
+                        super::context::for_request(context, self.log.clone(), &round, principal.clone());
                     let run = call.scope(until_cancelled(
                         &context.ct,
                         run_tool(&generation, &entry.target, input, context.ct.clone()),
@@ -260,7 +261,7 @@ impl Serving<'_> {
         let round = super::asking::Round::open_deferred(
             context,
             &request.name,
-            || serde_json::Value::Object(request.arguments.clone().unwrap_or_default()),
+            super::asking::Arguments::Tool(request.arguments.as_ref()),
             request.input_responses.take(),
             request.request_state.take(),
         )?;
@@ -326,7 +327,7 @@ impl Serving<'_> {
                 &context,
                 "prompts/get",
                 &request.name,
-                || serde_json::to_value(&request.arguments).unwrap_or_default(),
+                super::asking::Arguments::Prompt(request.arguments.as_ref()),
                 request.input_responses,
                 request.request_state,
             )?

@@ -46,6 +46,8 @@ pub(crate) struct SessionState {
     /// Cancelled when the connection shuts down gracefully (`ServedMcp::shutdown`): its
     /// listen streams end with their final result.
     pub(crate) draining: tokio_util::sync::CancellationToken,
+    /// What this connection's client keeps sending as `_meta` (read by the stdio transport).
+    pub(crate) metas: super::meta_memo::MetaMemo,
 }
 
 impl Follower for SessionState {
@@ -114,17 +116,18 @@ impl Handler {
     }
 
     /// `tools/call`, recorded (its span and metrics), for a request whose era the caller read
-    /// (`modern`: [`super::era::modern`]). Not an `async fn`, which would hold the request and
-    /// its context twice (as arguments and as the locals they are moved to).
-    fn call_tool_in(
-        &self,
+    /// (`modern`: [`super::era::modern`]), in `context`, which stays the caller's. Not an
+    /// `async fn`, which would hold the request twice (as argument and as the local it is
+    /// moved to).
+    fn call_tool_in<'a>(
+        &'a self,
         mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        context: &'a RequestContext<RoleServer>,
         modern: bool,
-    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + '_ {
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
         use tracing::Instrument;
         async move {
-            let call = observe::Call::start(&request.name, &context);
+            let call = observe::Call::start(&request.name, context);
             let answer = self
                 .serving()
                 .call(&mut request, context, modern)
@@ -344,7 +347,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let modern = super::era::modern(&context);
-        self.call_tool_in(request, context, modern).await
+        self.call_tool_in(request, &context, modern).await
     }
 
     async fn complete(
@@ -610,7 +613,7 @@ fn call_in_legacy_session(
             Some(capabilities) => capabilities.supports_tasks(),
             None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
         };
-        let response = handler.call_tool_in(params, context, false).await?;
+        let response = handler.call_tool_in(params, &context, false).await?;
         let mut result = unless_undeclared_task(response, declared_tasks)?;
         if matches!(result, ServerResult::InputRequiredResult(_)) {
             return Err(ErrorData::invalid_request(
@@ -640,8 +643,14 @@ fn call_in_2026_era(
     declared_tasks: bool,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     async move {
-        let response = handler.call_tool_in(params, context, true).await?;
-        let mut result = unless_undeclared_task(response, declared_tasks)?;
+        let mut context = context;
+        let response = handler.call_tool_in(params, &context, true).await;
+        // Its `_meta`, most likely the one the client sends on every request, for the next.
+        handler
+            .state
+            .metas
+            .give_back(std::mem::take(&mut context.meta.0.0));
+        let mut result = unless_undeclared_task(response?, declared_tasks)?;
         result.fill_missing_cache_hints();
         Ok(result)
     }

@@ -35,6 +35,7 @@
 //! (`cancel::following`), one that ends in its first poll has nothing to follow.
 
 use super::fast;
+use super::meta_memo::MetaMemo;
 use super::session::Handler;
 use super::transport::{Bypass, Taken};
 use crate::sync::lock;
@@ -113,5 +114,9 @@ impl Bypass for StdioBypass {
 
     fn follows(&self) -> Option<&CancellationToken> {
         Some(&self.ct)
+    }
+
+    fn metas(&self) -> Option<&MetaMemo> {
+        Some(&self.handler.state.metas)
     }
 }

@@ -24,7 +24,8 @@
 //!   gets -32600 with its `id` when the id came before the cut. An answer to one of the
 //!   server's own requests that cannot be read (`{"id":3,"error":{"code":"x"}}`) is no request:
 //!   it is handed to rmcp as an error answer to that id, so the ask waiting on it fails at once.
-//!   [`decode_line`] decides all of it and is a pure function (fuzzed);
+//!   [`decode_line`](super::jsonrpc::decode_line) decides all of it and is a pure function
+//!   (fuzzed; the connection's [`MetaMemo`] only spares reading again a `_meta` it has seen);
 //! - no answer is lost at EOF: at the end of input, `receive` reports the end only once every
 //!   request in flight has been answered (long-lived `subscriptions/listen` streams excepted),
 //!   and `close` waits for the writer as long as it makes progress — a slow reader gets every
@@ -53,7 +54,8 @@
 //! flight once; the end reported only when every answer is out), and split apart each file
 //! would hold half of each rule.
 
-use super::jsonrpc::{Decoded, INVALID_REQUEST, UTF8_BOM, decode_line, error_answer, outline};
+use super::jsonrpc::{Decoded, INVALID_REQUEST, UTF8_BOM, decode_line_in, error_answer, outline};
+use super::meta_memo::MetaMemo;
 use super::write_buffer::WriteBuffer;
 use crate::batch::{Written, write_from};
 use rmcp::RoleServer;
@@ -130,6 +132,11 @@ pub(crate) trait Bypass: Send + Sync {
     /// The token a taken call's `cancel` follows once the call waits (the connection's), when
     /// `cancel` is not made its child: a call answered in its first poll never links to it.
     fn follows(&self) -> Option<&CancellationToken> {
+        None
+    }
+
+    /// The connection's memory of its client's `_meta`, which lines are read with.
+    fn metas(&self) -> Option<&MetaMemo> {
         None
     }
 }
@@ -423,7 +430,10 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
                     if rest.len() > self.max_line {
                         return Some(oversized(&rest, self.max_line));
                     }
-                    return Some(decode_line(&rest));
+                    return Some(decode_line_in(
+                        &rest,
+                        self.bypass.as_ref().and_then(|b| b.metas()),
+                    ));
                 }
                 if self.buf.len() > self.max_line {
                     // Too long: answer it (with its id, if the id came before the cut), drop
@@ -452,7 +462,7 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
             if line.len() > self.max_line {
                 return Some(oversized(line, self.max_line));
             }
-            return Some(decode_line(line));
+            return Some(decode_line_in(line, self.bypass.as_ref().and_then(|b| b.metas())));
         }
     }
 }
