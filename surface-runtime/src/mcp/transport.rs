@@ -224,7 +224,8 @@ pub struct FastTransport<R> {
     close_stall: Duration,
     /// Answers and notifications, in the order sent, until the writer takes them.
     buffer: Arc<WriteBuffer>,
-    /// `close` has begun: nothing more is written.
+    /// `close` has begun: nothing more is written (the buffer refuses it; this spares a direct
+    /// call that could not be written at all).
     closing: bool,
     writer: Option<JoinHandle<()>>,
     written: Arc<AtomicU64>,
@@ -622,11 +623,8 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             }
             _ => {}
         }
-        let sent = if self.closing {
-            Err(io::ErrorKind::BrokenPipe.into())
-        } else {
-            self.buffer.put(permit, |bytes| line(&item, bytes))
-        };
+        // Refused once `close` has begun (the buffer is closed then).
+        let sent = self.buffer.put(permit, |bytes| line(&item, bytes));
         if sent.is_err() && permit {
             self.permits.add_permits(1);
         }
@@ -650,9 +648,6 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                     break;
                 }
                 let owed = self.owed.pop_front()?;
-                if self.closing {
-                    return None;
-                }
                 self.buffer
                     .put(true, |bytes| {
                         bytes.extend_from_slice(&owed);
