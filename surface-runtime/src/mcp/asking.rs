@@ -327,9 +327,11 @@ impl Round {
 
     /// The round of a 2026-07-28 request of `method` for `name` with `arguments` (which the
     /// state binds): the sealed `state` is opened (refused with -32602 when it fails
-    /// verification) and its answers joined with `responses`.
+    /// verification) and its answers joined with `responses`. `known`: the client's
+    /// capabilities when the caller read them from the request already.
     pub(crate) fn modern(
         context: &RequestContext<RoleServer>,
+        known: Option<Box<ClientCapabilities>>,
         method: &str,
         name: &str,
         arguments: Arguments<'_>,
@@ -337,7 +339,9 @@ impl Round {
         state: Option<String>,
     ) -> Result<Round, ErrorData> {
         let (rounds, binding) = Round::sealed(method, name, arguments, responses, state)?;
-        let capabilities = Capabilities::Known(Box::new(context.client_capabilities().unwrap_or_default()));
+        let capabilities = Capabilities::Known(
+            known.unwrap_or_else(|| Box::new(context.client_capabilities().unwrap_or_default())),
+        );
         Ok(Round::new(Era::Modern(rounds), capabilities, binding))
     }
 

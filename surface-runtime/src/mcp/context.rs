@@ -76,8 +76,25 @@ impl LogFilter {
 struct SessionReporter {
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
-    filter: Arc<LogFilter>,
+    filter: Hearing,
     asks: Arc<super::asking::CallAsks>,
+}
+
+/// Which log messages a call's session hears.
+enum Hearing {
+    /// A legacy session's: what its `logging/setLevel` last chose.
+    Session(Arc<LogFilter>),
+    /// A 2026-07-28 request's: its `_meta` level for its whole call (no `Arc` per call).
+    Request(LogFilter),
+}
+
+impl Hearing {
+    fn hears(&self, level: LogLevel) -> bool {
+        match self {
+            Hearing::Session(filter) => filter.hears(level),
+            Hearing::Request(filter) => filter.hears(level),
+        }
+    }
 }
 
 impl Reporter for SessionReporter {
@@ -140,7 +157,7 @@ impl Reporter for SessionReporter {
 /// handler already looked up: the request's, else its session's).
 pub(crate) fn for_request(
     context: &RequestContext<RoleServer>,
-    session: Arc<LogFilter>,
+    session: &Arc<LogFilter>,
     round: &super::asking::Round,
     principal: Option<Arc<crate::Principal>>,
 ) -> ToolContext {
@@ -151,15 +168,15 @@ pub(crate) fn for_request(
 /// call, whose cancellation becomes its task's once it is handed over).
 pub(crate) fn for_request_cancelled_by(
     context: &RequestContext<RoleServer>,
-    session: Arc<LogFilter>,
+    session: &Arc<LogFilter>,
     round: &super::asking::Round,
     cancel: tokio_util::sync::CancellationToken,
     principal: Option<Arc<crate::Principal>>,
 ) -> ToolContext {
     let filter = if round.is_modern() {
-        Arc::new(LogFilter::of_request(context.meta.log_level()))
+        Hearing::Request(LogFilter::of_request(context.meta.log_level()))
     } else {
-        session
+        Hearing::Session(session.clone())
     };
     let reporter = SessionReporter {
         peer: context.peer.clone(),

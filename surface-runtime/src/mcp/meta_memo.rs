@@ -5,10 +5,13 @@
 //! dropping it after the call was a sixth of such a call's instructions (bench/NOTES.md). Here
 //! a `_meta` the connection has seen twice in a row is kept read (the *prototype*), and a later
 //! one equal to it byte for byte is answered with a map a finished call gave back — or a copy
-//! of the prototype when none is free — instead of being read again. A map is taken back only
-//! if it still equals the prototype, so a map handed out is always exactly what reading the
-//! text gives. What it holds is bounded: one text of at most [`MAX_TEXT`] bytes, its map and
-//! [`MAX_SPARES`] spare maps.
+//! of the prototype when none is free — instead of being read again. What it holds is
+//! bounded: one text of at most [`MAX_TEXT`] bytes, its map and [`MAX_SPARES`] spare maps.
+//!
+//! A map handed out must be exactly what reading the text gives, so a map given back is kept
+//! only if it equals the prototype: calls' maps come back whatever text they were read from (a
+//! client may alternate between two `_meta`s), and that comparison (~700 instructions for a
+//! 2026-07-28 client's three keys) is still a fraction of reading and dropping one.
 
 use crate::sync::lock;
 use rmcp::model::JsonObject;
@@ -73,7 +76,10 @@ impl MetaMemo {
         }
         let mut guard = lock(&self.inner);
         let memo = &mut *guard;
-        if memo.spares.len() < MAX_SPARES && memo.prototype.as_ref() == Some(&map) {
+        if let Some(prototype) = &memo.prototype
+            && memo.spares.len() < MAX_SPARES
+            && *prototype == map
+        {
             memo.spares.push(map);
             return;
         }
@@ -143,6 +149,23 @@ mod tests {
         read(&memo, STEADY);
         let mut map = read(&memo, STEADY);
         map.insert("progressToken".into(), 1.into());
+        memo.give_back(map);
+        assert!(lock(&memo.inner).spares.is_empty());
+        assert_eq!(
+            read(&memo, STEADY),
+            serde_json::from_str::<JsonObject>(STEADY).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_map_read_from_another_text_is_not_taken_back() {
+        // As many entries as the prototype, other values: a call whose client sent another
+        // `_meta` gives its map back too.
+        let memo = MetaMemo::default();
+        read(&memo, STEADY);
+        read(&memo, STEADY);
+        let other = STEADY.replace("2026-07-28", "2026-07-29");
+        let map = read(&memo, &other);
         memo.give_back(map);
         assert!(lock(&memo.inner).spares.is_empty());
         assert_eq!(

@@ -135,7 +135,8 @@ impl Serving<'_> {
     /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
     /// Its arguments, responses and state are taken out of `request`; the name stays, for the
     /// caller's record of the call (borrowed, not copied). `modern`: whether the request is of
-    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller). `context` stays
+    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller); `known`: the
+    /// client's capabilities when the caller read them from the request already. `context` stays
     /// the caller's: a 2026-07-28 call's `_meta` is given back to its connection after
     /// ([`super::meta_memo`]). Not an `async fn`, which would hold its arguments twice.
     #[allow(clippy::manual_async_fn)]
@@ -144,6 +145,7 @@ impl Serving<'_> {
         request: &'a mut CallToolRequestParams,
         context: &'a RequestContext<RoleServer>,
         modern: bool,
+        known: Option<Box<ClientCapabilities>>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
         async move {
             let generation = self.shared.current();
@@ -172,7 +174,10 @@ impl Serving<'_> {
                 }
             }
             if entry.task != TaskSupport::Never {
-                let declared = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+                let declared = match &known {
+                    Some(known) => known.supports_tasks(),
+                    None => context.client_capabilities().is_some_and(|c| c.supports_tasks()),
+                };
                 if modern && declared {
                     return self.call_as_task(&generation, entry, request, context).await;
                 }
@@ -185,6 +190,7 @@ impl Serving<'_> {
             let round = if modern {
                 super::asking::Round::modern(
                     context,
+                    known,
                     "tools/call",
                     name,
                     super::asking::Arguments::Tool(request.arguments.as_ref()),
@@ -199,8 +205,7 @@ impl Serving<'_> {
             });
             let answer = match schema::unwrap_input(&entry.input, request.arguments.take()) {
                 Ok(input) => {
-                    let call =
-                        super::context::for_request(context, self.log.clone(), &round, principal.clone());
+                    let call = super::context::for_request(context, self.log, &round, principal.clone());
                     let run = call.scope(until_cancelled(
                         &context.ct,
                         run_tool(&generation, &entry.target, input, context.ct.clone()),
@@ -275,7 +280,7 @@ impl Serving<'_> {
         let asks = round.asks();
         let call = super::context::for_request_cancelled_by(
             context,
-            self.log.clone(),
+            self.log,
             &round,
             cancel.clone(),
             principal.clone(),
@@ -325,6 +330,7 @@ impl Serving<'_> {
         let round = if super::era::modern(&context) {
             super::asking::Round::modern(
                 &context,
+                None,
                 "prompts/get",
                 &request.name,
                 super::asking::Arguments::Prompt(request.arguments.as_ref()),
@@ -334,7 +340,7 @@ impl Serving<'_> {
         } else {
             super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
         };
-        let call = super::context::for_request(&context, self.log.clone(), &round, self.principal(&context));
+        let call = super::context::for_request(&context, self.log, &round, self.principal(&context));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {
             Ok(Ok(result)) => Ok(result.into()),

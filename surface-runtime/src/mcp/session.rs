@@ -116,7 +116,8 @@ impl Handler {
     }
 
     /// `tools/call`, recorded (its span and metrics), for a request whose era the caller read
-    /// (`modern`: [`super::era::modern`]), in `context`, which stays the caller's. Not an
+    /// (`modern`: [`super::era::modern`]; `known`: the client's capabilities, when the caller
+    /// read them from the request already), in `context`, which stays the caller's. Not an
     /// `async fn`, which would hold the request twice (as argument and as the local it is
     /// moved to).
     fn call_tool_in<'a>(
@@ -124,13 +125,14 @@ impl Handler {
         mut request: CallToolRequestParams,
         context: &'a RequestContext<RoleServer>,
         modern: bool,
+        known: Option<Box<ClientCapabilities>>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
         use tracing::Instrument;
         async move {
             let call = observe::Call::start(&request.name, context);
             let answer = self
                 .serving()
-                .call(&mut request, context, modern)
+                .call(&mut request, context, modern, known)
                 .instrument(call.span())
                 .await;
             let name = request.name.as_ref();
@@ -347,7 +349,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let modern = super::era::modern(&context);
-        self.call_tool_in(request, &context, modern).await
+        self.call_tool_in(request, &context, modern, None).await
     }
 
     async fn complete(
@@ -527,9 +529,9 @@ impl Session {
                 Box::pin(answered(call_in_legacy_session(self.handler, call.params, context)).map(finish))
             }
             ClientRequest::CallToolRequest(call)
-                if let Some(declared_tasks) = modern.then(|| self.meta_let_through(&context)).flatten() =>
+                if let Some(capabilities) = modern.then(|| self.meta_let_through(&context)).flatten() =>
             {
-                let call = call_in_2026_era(self.handler, call.params, context, declared_tasks);
+                let call = call_in_2026_era(self.handler, call.params, context, capabilities);
                 Box::pin(answered(call).map(finish))
             }
             request => {
@@ -550,15 +552,16 @@ impl Session {
 
     /// Whether rmcp's dispatch lets a 2026-07-28 request's `_meta` through unchanged: it names
     /// a supported version of that era (or later) and client capabilities that read (so none
-    /// of the keys that era requires is missing). Then whether those capabilities declare
-    /// tasks; `None` for any other request, whose refusal (or fallback) rmcp's dispatch makes.
-    fn meta_let_through(&self, context: &RequestContext<RoleServer>) -> Option<bool> {
+    /// of the keys that era requires is missing). Then those capabilities (boxed, as the call's
+    /// round keeps them); `None` for any other request, whose refusal (or fallback) rmcp's
+    /// dispatch makes.
+    fn meta_let_through(&self, context: &RequestContext<RoleServer>) -> Option<Box<ClientCapabilities>> {
         let version = super::era::named_version(&context.meta)?;
         let supported = ServerHandler::supported_protocol_versions(&self.handler);
         if !super::era::is_modern(version) || !supported.iter().any(|known| known.as_str() == version) {
             return None;
         }
-        Some(context.meta.client_capabilities()?.supports_tasks())
+        context.meta.client_capabilities().map(Box::new)
     }
 
     /// A new connection on `shared` served by our transport (stdio, `serve`): the handler
@@ -613,7 +616,7 @@ fn call_in_legacy_session(
             Some(capabilities) => capabilities.supports_tasks(),
             None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
         };
-        let response = handler.call_tool_in(params, &context, false).await?;
+        let response = handler.call_tool_in(params, &context, false, None).await?;
         let mut result = unless_undeclared_task(response, declared_tasks)?;
         if matches!(result, ServerResult::InputRequiredResult(_)) {
             return Err(ErrorData::invalid_request(
@@ -628,8 +631,8 @@ fn call_in_legacy_session(
 }
 
 /// `tools/call` of the 2026-07-28 era whose `_meta` rmcp's dispatch lets through
-/// ([`Session::meta_let_through`], which read whether it declares tasks), answered as that
-/// dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
+/// ([`Session::meta_let_through`], which read the client's `capabilities` from it), answered as
+/// that dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
 /// handler's answer, a task handle refused unless the client declared tasks, and the result
 /// given its missing cache hints; errors as they are (the dispatch returns the handler's
 /// before it maps any resource-not-found to `-32602`). Taken out of rmcp's dispatch for the
@@ -640,12 +643,16 @@ fn call_in_2026_era(
     handler: Handler,
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
-    declared_tasks: bool,
+    capabilities: Box<ClientCapabilities>,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     async move {
         let mut context = context;
-        let response = handler.call_tool_in(params, &context, true).await;
-        // Its `_meta`, most likely the one the client sends on every request, for the next.
+        let declared_tasks = capabilities.supports_tasks();
+        let response = handler
+            .call_tool_in(params, &context, true, Some(capabilities))
+            .await;
+        // Its `_meta`, most likely the one the client sends on every request, for the next
+        // (kept only if it equals the one the connection remembers).
         handler
             .state
             .metas
