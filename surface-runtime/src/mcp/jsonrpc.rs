@@ -195,27 +195,53 @@ impl ToolsCall<'_> {
             input_responses,
             request_state,
         } = self.params;
-        let meta: Option<rmcp::model::JsonObject> = match meta {
-            Some(text) => Some(
-                match memo {
-                    Some(memo) => memo.read(text.get()),
-                    None => serde_json::from_str(text.get()),
-                }
-                .ok()?,
-            ),
-            None => None,
+        let (meta, lent) = match meta {
+            Some(text) => match memo {
+                Some(memo) => memo.read(text.get()).ok().map(|(map, lent)| (Some(map), lent))?,
+                None => (Some(serde_json::from_str(text.get()).ok()?), false),
+            },
+            None => (None, false),
         };
         let mut params = rmcp::model::CallToolRequestParams::new(name);
         params.arguments = arguments;
         params.input_responses = input_responses;
         params.request_state = request_state;
+        let meta = meta.map(rmcp::model::RequestMetaObject::from);
+        if lent {
+            // Where only the call that takes it looks (see `settle_meta`).
+            params.meta = meta;
+            return Some(JsonRpcMessage::request(
+                ClientRequest::from(CallToolRequest::new(params)),
+                self.id,
+            ));
+        }
         let mut request = CallToolRequest::new(params);
         if let Some(meta) = meta {
-            request
-                .extensions
-                .insert(rmcp::model::RequestMetaObject::from(meta));
+            request.extensions.insert(meta);
         }
         Some(JsonRpcMessage::request(ClientRequest::from(request), self.id))
+    }
+}
+
+/// A call's `_meta` lent by its connection's memory ([`MetaMemo`]) waits in the call's
+/// `params.meta`, which rmcp's own read never fills (it puts `_meta` in the request's
+/// extensions): the direct answer takes it from there and gives it back when the call ends
+/// (`session.rs`). A request rmcp's loop takes is settled first — its `_meta` moved where
+/// rmcp's read would have put it — so rmcp sees exactly what its own read gives.
+pub(crate) fn settle_meta(request: &mut ClientRequest) {
+    if let ClientRequest::CallToolRequest(call) = request
+        && let Some(meta) = call.params.meta.take()
+    {
+        call.extensions.insert(meta);
+    }
+}
+
+/// A request's `_meta`, wherever it waits (see [`settle_meta`]).
+pub(crate) fn meta_of(request: &ClientRequest) -> &rmcp::model::RequestMetaObject {
+    use rmcp::model::GetMeta;
+    match request {
+        ClientRequest::CallToolRequest(call) if let Some(meta) = &call.params.meta => meta,
+        request => request.get_meta(),
     }
 }
 
@@ -688,10 +714,16 @@ mod tests {
             ]
         });
         for (line, memo) in reads {
-            let fast = serde_json::from_slice::<ToolsCall>(line)
+            let mut fast = serde_json::from_slice::<ToolsCall>(line)
                 .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(line)))
                 .into_message(memo)
                 .expect("its _meta is an object");
+            let JsonRpcMessage::Request(request) = &mut fast else {
+                panic!("not a request")
+            };
+            let meta = meta_of(&request.request).clone();
+            settle_meta(&mut request.request);
+            assert_eq!(meta_of(&request.request), &meta, "settled, the same _meta");
             let theirs = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line).unwrap();
             let theirs: ClientJsonRpcMessage =
                 JsonRpcMessage::request(ClientRequest::from(theirs.request), theirs.id);

@@ -8,10 +8,15 @@
 //! of the prototype when none is free — instead of being read again. What it holds is
 //! bounded: one text of at most [`MAX_TEXT`] bytes, its map and [`MAX_SPARES`] spare maps.
 //!
-//! A map handed out must be exactly what reading the text gives, so a map given back is kept
-//! only if it equals the prototype: calls' maps come back whatever text they were read from (a
-//! client may alternate between two `_meta`s), and that comparison (~700 instructions for a
-//! 2026-07-28 client's three keys) is still a fraction of reading and dropping one.
+//! A map handed out must be exactly what reading the text gives. A map is *lent* (handed out
+//! from the memory, a spare or a copy of the prototype) or read afresh, and only lent maps come
+//! back: the read puts a lent map where only the call that takes it looks
+//! (`jsonrpc::settle_meta` moves it where rmcp looks if rmcp's loop takes the request), and the
+//! 2026-07-28 direct answer (`session.rs`) gives it back when its call, which reads the context
+//! through shared references only, ends. While the prototype is the first one the connection
+//! kept, every lent map is a copy of it and is taken back as it is; once a client's `_meta`
+//! changed and another took its place, a map comes back only if it equals the current one
+//! (a comparison of ~700 instructions for a 2026-07-28 client's three keys).
 
 use crate::sync::lock;
 use rmcp::model::JsonObject;
@@ -37,11 +42,13 @@ struct Memo {
     spares: Vec<JsonObject>,
     /// The text last read that was not the prototype's: seen again next, it becomes it.
     missed: Vec<u8>,
+    /// How many prototypes this connection has kept.
+    kept: u32,
 }
 
 impl MetaMemo {
-    /// The map the `_meta` text `text` reads as.
-    pub(crate) fn read(&self, text: &str) -> serde_json::Result<JsonObject> {
+    /// The map the `_meta` text `text` reads as, and whether it is lent (to be given back).
+    pub(crate) fn read(&self, text: &str) -> serde_json::Result<(JsonObject, bool)> {
         let bytes = text.as_bytes();
         {
             let mut memo = lock(&self.inner);
@@ -49,7 +56,9 @@ impl MetaMemo {
             if let Some(prototype) = &memo.prototype
                 && memo.text == bytes
             {
-                return Ok(memo.spares.pop().unwrap_or_else(|| prototype.clone()));
+                // "Twice in a row" means in a row: a text between two hits is no new steady one.
+                memo.missed.clear();
+                return Ok((memo.spares.pop().unwrap_or_else(|| prototype.clone()), true));
             }
         }
         let map: JsonObject = serde_json::from_str(text)?;
@@ -61,15 +70,17 @@ impl MetaMemo {
                 memo.text.extend_from_slice(bytes);
                 memo.prototype = Some(map.clone());
                 memo.spares.clear();
+                memo.kept = memo.kept.saturating_add(1);
             } else {
                 memo.missed.clear();
                 memo.missed.extend_from_slice(bytes);
             }
         }
-        Ok(map)
+        Ok((map, false))
     }
 
-    /// Takes back the map of a finished call's `_meta`, for a later equal text.
+    /// Takes back a lent map (see [`read`](Self::read)) of a finished call, for a later equal
+    /// text.
     pub(crate) fn give_back(&self, map: JsonObject) {
         if map.is_empty() {
             return;
@@ -78,7 +89,7 @@ impl MetaMemo {
         let memo = &mut *guard;
         if let Some(prototype) = &memo.prototype
             && memo.spares.len() < MAX_SPARES
-            && *prototype == map
+            && (memo.kept == 1 || *prototype == map)
         {
             memo.spares.push(map);
             return;
@@ -96,75 +107,80 @@ mod tests {
     const STEADY: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}"#;
 
     fn read(memo: &MetaMemo, text: &str) -> JsonObject {
-        memo.read(text).unwrap()
+        memo.read(text).unwrap().0
     }
 
     #[test]
     fn every_map_handed_out_is_what_its_text_reads_as() {
+        // The client's `_meta` changes twice (a new prototype each time), with single other
+        // texts between; lent maps come back in batches, some after the prototype changed.
+        let other = STEADY.replace("2026-07-28", "2026-07-29");
+        let single = r#"{"progressToken":7}"#;
+        let text = |round: usize| match round {
+            _ if round % 7 == 3 => single,
+            15..30 => &other,
+            _ => STEADY,
+        };
         let memo = MetaMemo::default();
-        let expected: JsonObject = serde_json::from_str(STEADY).unwrap();
-        let other = r#"{"progressToken":7}"#;
-        let mut held = Vec::new();
-        for round in 0..40 {
-            let text = if round % 7 == 3 { other } else { STEADY };
-            let map = read(&memo, text);
+        let mut lent = Vec::new();
+        for round in 0..45 {
+            let (map, is_lent) = memo.read(text(round)).unwrap();
             assert_eq!(
                 map,
-                serde_json::from_str::<JsonObject>(text).unwrap(),
+                serde_json::from_str::<JsonObject>(text(round)).unwrap(),
                 "round {round}"
             );
-            held.push(map);
-            if round % 3 == 0 {
-                for map in held.drain(..) {
+            if is_lent {
+                lent.push(map);
+            }
+            if round % 4 == 0 {
+                for map in lent.drain(..) {
                     memo.give_back(map);
                 }
             }
         }
-        assert_eq!(read(&memo, STEADY), expected);
+        assert_eq!(lock(&memo.inner).kept, 3);
     }
 
     #[test]
     fn a_steady_text_is_read_once_and_its_maps_come_back() {
         let memo = MetaMemo::default();
-        let (first, second) = (read(&memo, STEADY), read(&memo, STEADY));
+        let (first, second) = (memo.read(STEADY).unwrap(), memo.read(STEADY).unwrap());
+        assert!(!first.1 && !second.1, "read afresh, not lent");
         assert!(
             lock(&memo.inner).prototype.is_some(),
             "seen twice in a row, it is kept"
         );
-        memo.give_back(first);
-        memo.give_back(second);
+        let (third, fourth) = (memo.read(STEADY).unwrap(), memo.read(STEADY).unwrap());
+        assert!(third.1 && fourth.1, "lent");
+        memo.give_back(third.0);
+        memo.give_back(fourth.0);
         assert_eq!(lock(&memo.inner).spares.len(), 2);
-        let third = read(&memo, STEADY);
+        let fifth = memo.read(STEADY).unwrap();
         assert_eq!(
             lock(&memo.inner).spares.len(),
             1,
             "a spare was handed out, not a new read"
         );
-        memo.give_back(third);
+        memo.give_back(fifth.0);
     }
 
     #[test]
-    fn only_a_map_equal_to_the_remembered_one_is_taken_back() {
+    fn a_map_lent_before_the_prototype_changed_is_not_taken_back() {
+        let memo = MetaMemo::default();
+        read(&memo, STEADY);
+        read(&memo, STEADY);
+        let (old, lent) = memo.read(STEADY).unwrap();
+        assert!(lent);
         let other = STEADY.replace("2026-07-28", "2026-07-29");
-        // A map the call changed; one read from another text, as many entries and other
-        // values (a client may alternate between two `_meta`s, and every call gives back).
-        let changed = |memo: &MetaMemo| {
-            let mut map = read(memo, STEADY);
-            map.insert("progressToken".into(), 1.into());
-            map
-        };
-        let another = |memo: &MetaMemo| read(memo, &other);
-        for unequal in [&changed as &dyn Fn(&MetaMemo) -> JsonObject, &another] {
-            let memo = MetaMemo::default();
-            read(&memo, STEADY);
-            read(&memo, STEADY);
-            memo.give_back(unequal(&memo));
-            assert!(lock(&memo.inner).spares.is_empty());
-            assert_eq!(
-                read(&memo, STEADY),
-                serde_json::from_str::<JsonObject>(STEADY).unwrap()
-            );
-        }
+        read(&memo, &other);
+        read(&memo, &other);
+        memo.give_back(old);
+        assert!(lock(&memo.inner).spares.is_empty());
+        assert_eq!(
+            read(&memo, &other),
+            serde_json::from_str::<JsonObject>(&other).unwrap()
+        );
     }
 
     #[test]

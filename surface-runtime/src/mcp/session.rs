@@ -516,10 +516,17 @@ impl Session {
     /// ([`call_in_legacy_session`]) a fraction of it.
     pub(crate) fn answer<T: Send + 'static>(
         self,
-        request: ClientRequest,
-        context: RequestContext<RoleServer>,
+        mut request: ClientRequest,
+        mut context: RequestContext<RoleServer>,
         finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
     ) -> Pin<Box<dyn Future<Output = T> + Send>> {
+        // A call's `_meta` lent by the stdio connection's memory (`jsonrpc::settle_meta`): the
+        // context's, given back when the call ends.
+        let lent = match &mut request {
+            ClientRequest::CallToolRequest(call) => call.params.meta.take().map(|meta| context.meta = meta),
+            _ => None,
+        }
+        .is_some();
         let modern = super::era::modern(&context);
         if let Err(refused) = self.admit(&request, &context, modern) {
             return Box::pin(std::future::ready(finish(Err(refused))));
@@ -531,7 +538,7 @@ impl Session {
             ClientRequest::CallToolRequest(call)
                 if let Some(capabilities) = modern.then(|| self.meta_let_through(&context)).flatten() =>
             {
-                let call = call_in_2026_era(self.handler, call.params, context, capabilities);
+                let call = call_in_2026_era(self.handler, call.params, context, capabilities, lent);
                 Box::pin(answered(call).map(finish))
             }
             request => {
@@ -631,7 +638,8 @@ fn call_in_legacy_session(
 }
 
 /// `tools/call` of the 2026-07-28 era whose `_meta` rmcp's dispatch lets through
-/// ([`Session::meta_let_through`], which read the client's `capabilities` from it), answered as
+/// ([`Session::meta_let_through`], which read the client's `capabilities` from it; `lent`: the
+/// `_meta` is the connection memory's, given back at the end), answered as
 /// that dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
 /// handler's answer, a task handle refused unless the client declared tasks, and the result
 /// given its missing cache hints; errors as they are (the dispatch returns the handler's
@@ -644,6 +652,7 @@ fn call_in_2026_era(
     params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
     capabilities: Box<ClientCapabilities>,
+    lent: bool,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     async move {
         let mut context = context;
@@ -651,12 +660,13 @@ fn call_in_2026_era(
         let response = handler
             .call_tool_in(params, &context, true, Some(capabilities))
             .await;
-        // Its `_meta`, most likely the one the client sends on every request, for the next
-        // (kept only if it equals the one the connection remembers).
-        handler
-            .state
-            .metas
-            .give_back(std::mem::take(&mut context.meta.0.0));
+        if lent {
+            // Unchanged: the call only borrowed the context.
+            handler
+                .state
+                .metas
+                .give_back(std::mem::take(&mut context.meta.0.0));
+        }
         let mut result = unless_undeclared_task(response?, declared_tasks)?;
         result.fill_missing_cache_hints();
         Ok(result)

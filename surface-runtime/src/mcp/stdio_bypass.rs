@@ -39,7 +39,7 @@ use super::meta_memo::MetaMemo;
 use super::session::Handler;
 use super::transport::{Bypass, Taken};
 use crate::sync::lock;
-use rmcp::model::{ClientRequest, GetMeta, JsonRpcRequest, ServerJsonRpcMessage};
+use rmcp::model::{ClientRequest, JsonRpcRequest, ServerJsonRpcMessage};
 use rmcp::{Peer, RoleServer};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
@@ -71,7 +71,7 @@ impl StdioBypass {
     /// The peer to answer `request` with, or none when it is rmcp's loop's to answer.
     fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
         let legacy = lock(&self.handler.state.legacy_peer).clone();
-        match super::era::named_version(request.get_meta()) {
+        match super::era::named_version(super::jsonrpc::meta_of(request)) {
             None => legacy,
             // A 2026-07-28 session: every request carries its own version, checked by the
             // dispatch against the version the session opened on, as rmcp's loop would.

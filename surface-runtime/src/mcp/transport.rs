@@ -677,9 +677,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                         std::task::Poll::Ready(request.take().and_then(|r| self.answer_directly(r, cx)))
                     })
                     .await;
-                    let Some(r) = handed_back else {
+                    let Some(mut r) = handed_back else {
                         continue;
                     };
+                    super::jsonrpc::settle_meta(&mut r.request);
                     let listen = matches!(r.request, ClientRequest::SubscriptionsListenRequest(_));
                     self.in_flight.slots().insert(r.id.clone(), Slot::Loop { listen });
                     return Some(JsonRpcMessage::Request(r));
