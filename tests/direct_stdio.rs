@@ -184,14 +184,22 @@ async fn cancelled_never_answered(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_naming_an_unsupported_version_is_refused_as_rmcp_refuses_it() {
     let mut raw = Raw::open().await;
-    raw.send(call(
-        4,
-        "test_simple_text",
-        json!({"io.modelcontextprotocol/protocolVersion": "1999-01-01"}),
-    ))
-    .await;
-    let answer = raw.until(4).await;
-    assert!(answer.get("error").is_some(), "{answer}");
+    // Sent four times: from the third on, the connection remembers this `_meta` and lends its
+    // map, which must still reach rmcp's loop (that refuses it) where rmcp's own read puts it.
+    let mut refusals = Vec::new();
+    for id in [1, 2, 3, 4] {
+        raw.send(call(
+            id,
+            "test_simple_text",
+            json!({"io.modelcontextprotocol/protocolVersion": "1999-01-01"}),
+        ))
+        .await;
+        let mut answer = raw.until(id).await;
+        assert!(answer.get("error").is_some(), "{answer}");
+        answer.as_object_mut().unwrap().remove("id");
+        refusals.push(answer);
+    }
+    assert!(refusals.iter().all(|r| *r == refusals[0]), "{refusals:?}");
     // A plain call beside it is answered as usual.
     raw.send(call(5, "test_simple_text", json!({}))).await;
     let answer = raw.until(5).await;
