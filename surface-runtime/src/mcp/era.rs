@@ -23,13 +23,21 @@ pub(crate) fn is_modern(version: &str) -> bool {
 /// or the session was opened in it. rmcp's `RequestContext::protocol_version`, compared where
 /// it lies rather than cloned out (it is asked on every call).
 pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
-    match named_version(&context.meta) {
+    named_and_modern(context).1
+}
+
+/// The version `context`'s request names ([`named_version`]) and whether the request is
+/// [`modern`]: both from one read, for a caller that needs both.
+pub(crate) fn named_and_modern(context: &RequestContext<RoleServer>) -> (Option<&str>, bool) {
+    let named = named_version(&context.meta);
+    let modern = match named {
         Some(version) => is_modern(version),
         None => context
             .peer
             .peer_info()
             .is_some_and(|info| is_modern(info.protocol_version.as_str())),
-    }
+    };
+    (named, modern)
 }
 
 #[cfg(test)]

@@ -527,16 +527,20 @@ impl Session {
             _ => None,
         }
         .is_some();
-        let modern = super::era::modern(&context);
+        let (named, modern) = super::era::named_and_modern(&context);
         if let Err(refused) = self.admit(&request, &context, modern) {
             return Box::pin(std::future::ready(finish(Err(refused))));
         }
         match request {
-            ClientRequest::CallToolRequest(call) if !modern && self.in_legacy_session(&context) => {
+            ClientRequest::CallToolRequest(call)
+                if !modern && named.is_none() && self.opened_by_initialize() =>
+            {
                 Box::pin(answered(call_in_legacy_session(self.handler, call.params, context)).map(finish))
             }
             ClientRequest::CallToolRequest(call)
-                if let Some(capabilities) = modern.then(|| self.meta_let_through(&context)).flatten() =>
+                if let Some(capabilities) = named
+                    .filter(|_| modern)
+                    .and_then(|named| self.meta_let_through(named, &context)) =>
             {
                 let call = call_in_2026_era(self.handler, call.params, context, capabilities, lent);
                 Box::pin(answered(call).map(finish))
@@ -549,21 +553,23 @@ impl Session {
         }
     }
 
-    /// Whether a request outside the 2026-07-28 era is of a session opened by `initialize`, its
-    /// `_meta` naming no version of its own: rmcp's dispatch then checks no `_meta` and answers
-    /// in the legacy shape ([`call_in_legacy_session`]).
-    fn in_legacy_session(&self, context: &RequestContext<RoleServer>) -> bool {
+    /// Whether the session was opened by `initialize`: a call outside the 2026-07-28 era whose
+    /// `_meta` names no version of its own is then one rmcp's dispatch checks no `_meta` of and
+    /// answers in the legacy shape ([`call_in_legacy_session`]).
+    fn opened_by_initialize(&self) -> bool {
         self.handler.state.opened_by_initialize.load(Ordering::Relaxed)
-            && super::era::named_version(&context.meta).is_none()
     }
 
-    /// Whether rmcp's dispatch lets a 2026-07-28 request's `_meta` through unchanged: it names
-    /// a supported version of that era (or later) and client capabilities that read (so none
+    /// Whether rmcp's dispatch lets a 2026-07-28 request's `_meta` through unchanged: the
+    /// `version` it names (read by the caller) is a supported version of that era (or later) and client capabilities that read (so none
     /// of the keys that era requires is missing). Then those capabilities (boxed, as the call's
     /// round keeps them); `None` for any other request, whose refusal (or fallback) rmcp's
     /// dispatch makes.
-    fn meta_let_through(&self, context: &RequestContext<RoleServer>) -> Option<Box<ClientCapabilities>> {
-        let version = super::era::named_version(&context.meta)?;
+    fn meta_let_through(
+        &self,
+        version: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Box<ClientCapabilities>> {
         let supported = ServerHandler::supported_protocol_versions(&self.handler);
         if !super::era::is_modern(version) || !supported.iter().any(|known| known.as_str() == version) {
             return None;
@@ -603,11 +609,11 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
     }
 }
 
-/// `tools/call` in a legacy session ([`Session::in_legacy_session`]), answered as rmcp's
-/// dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
-/// handler's answer, a task handle refused unless the client declared tasks, an
-/// `input_required` result refused (it needs 2026-07-28), and the result stripped to the
-/// legacy shape; errors as they are. Taken out of rmcp's dispatch because building and moving
+/// `tools/call` in a legacy session (opened by `initialize`, [`Session::opened_by_initialize`],
+/// the call's `_meta` naming no version of its own), answered as rmcp's dispatch answers it
+/// (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the handler's answer, a task
+/// handle refused unless the client declared tasks, an `input_required` result refused (it
+/// needs 2026-07-28), and the result stripped to the legacy shape; errors as they are. Taken out of rmcp's dispatch because building and moving
 /// that 4.7 KiB future was ~3 % of a stdio call's instructions (bench/NOTES.md);
 /// `tests/direct_stdio.rs` holds these answers to rmcp's, tool by tool.
 #[allow(clippy::manual_async_fn)] // see the body's first line

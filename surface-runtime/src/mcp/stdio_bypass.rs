@@ -70,9 +70,9 @@ impl StdioBypass {
 
     /// The peer to answer `request` with, or none when it is rmcp's loop's to answer.
     fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
-        let legacy = lock(&self.handler.state.legacy_peer).clone();
+        let legacy = lock(&self.handler.state.legacy_peer);
         match super::era::named_version(super::jsonrpc::meta_of(request)) {
-            None => legacy,
+            None => legacy.clone(),
             // A 2026-07-28 session: every request carries its own version, checked by the
             // dispatch against the version the session opened on, as rmcp's loop would.
             Some(version) if legacy.is_none() && super::era::is_modern(version) => self.opened.get().cloned(),
