@@ -561,10 +561,10 @@ impl Session {
     }
 
     /// Whether rmcp's dispatch lets a 2026-07-28 request's `_meta` through unchanged: the
-    /// `version` it names (read by the caller) is a supported version of that era (or later) and client capabilities that read (so none
-    /// of the keys that era requires is missing). Then those capabilities (boxed, as the call's
-    /// round keeps them); `None` for any other request, whose refusal (or fallback) rmcp's
-    /// dispatch makes.
+    /// `version` it names (read by the caller) is a supported version of that era (or later),
+    /// and its client capabilities read (so none of the keys that era requires is missing).
+    /// Then those capabilities (boxed, as the call's round keeps them); `None` for any other
+    /// request, whose refusal (or fallback) rmcp's dispatch makes.
     fn meta_let_through(
         &self,
         version: &str,
@@ -613,9 +613,10 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
 /// the call's `_meta` naming no version of its own), answered as rmcp's dispatch answers it
 /// (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the handler's answer, a task
 /// handle refused unless the client declared tasks, an `input_required` result refused (it
-/// needs 2026-07-28), and the result stripped to the legacy shape; errors as they are. Taken out of rmcp's dispatch because building and moving
-/// that 4.7 KiB future was ~3 % of a stdio call's instructions (bench/NOTES.md);
-/// `tests/direct_stdio.rs` holds these answers to rmcp's, tool by tool.
+/// needs 2026-07-28), and the result stripped to the legacy shape; errors as they are. Taken
+/// out of rmcp's dispatch because building and moving that 4.7 KiB future was ~3 % of a stdio
+/// call's instructions (bench/NOTES.md); `tests/direct_stdio.rs` holds these answers to
+/// rmcp's, tool by tool.
 #[allow(clippy::manual_async_fn)] // see the body's first line
 fn call_in_legacy_session(
     handler: Handler,
