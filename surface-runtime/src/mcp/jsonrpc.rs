@@ -229,10 +229,18 @@ impl ToolsCall<'_> {
 /// (`session.rs`). A request rmcp's loop takes is settled first — its `_meta` moved where
 /// rmcp's read would have put it — so rmcp sees exactly what its own read gives.
 pub(crate) fn settle_meta(request: &mut ClientRequest) {
-    if let ClientRequest::CallToolRequest(call) = request
-        && let Some(meta) = call.params.meta.take()
+    if let Some(meta) = take_lent_meta(request)
+        && let ClientRequest::CallToolRequest(call) = request
     {
         call.extensions.insert(meta);
+    }
+}
+
+/// Takes the `_meta` a call's connection lent it (see [`settle_meta`]), if it carries one.
+pub(crate) fn take_lent_meta(request: &mut ClientRequest) -> Option<rmcp::model::RequestMetaObject> {
+    match request {
+        ClientRequest::CallToolRequest(call) => call.params.meta.take(),
+        _ => None,
     }
 }
 

@@ -522,11 +522,9 @@ impl Session {
     ) -> Pin<Box<dyn Future<Output = T> + Send>> {
         // A call's `_meta` lent by the stdio connection's memory (`jsonrpc::settle_meta`): the
         // context's, given back when the call ends.
-        let lent = match &mut request {
-            ClientRequest::CallToolRequest(call) => call.params.meta.take().map(|meta| context.meta = meta),
-            _ => None,
-        }
-        .is_some();
+        let lent = super::jsonrpc::take_lent_meta(&mut request)
+            .map(|meta| context.meta = meta)
+            .is_some();
         let (named, modern) = super::era::named_and_modern(&context);
         if let Err(refused) = self.admit(&request, &context, modern) {
             return Box::pin(std::future::ready(finish(Err(refused))));

@@ -69,7 +69,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{Notify, Semaphore};
@@ -168,7 +168,7 @@ struct InFlight {
 
 impl InFlight {
     fn slots(&self) -> MutexGuard<'_, Slots> {
-        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.slots)
     }
 
     /// Takes the slot of the direct taking `serial` of `id`: false when it is gone

@@ -4,7 +4,7 @@
 
 use crate::batch::Source;
 use std::io;
-use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use tokio::sync::Notify;
 
 /// One connection's write buffer, shared by everything that answers on it: a sender serializes
@@ -27,7 +27,7 @@ struct Pending {
 
 impl WriteBuffer {
     fn lock(&self) -> MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.pending)
     }
 
     /// Appends the line `write` writes (its newline included), `credit` counted for its batch;
