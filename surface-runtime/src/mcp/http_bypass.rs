@@ -486,7 +486,7 @@ fn status_of(code: ErrorCode) -> hyper::StatusCode {
 fn json_response(status: hyper::StatusCode, message: &ServerJsonRpcMessage) -> Response {
     // Most answers fit: no regrowing on the way.
     let mut body = Vec::with_capacity(512);
-    match serde_json::to_writer(&mut body, message) {
+    match super::encode::write_message(message, &mut body) {
         Ok(()) => jsonrpc_body(status, Bytes::from(body)),
         Err(e) => jsonrpc_body(
             hyper::StatusCode::INTERNAL_SERVER_ERROR,

@@ -207,7 +207,7 @@ pub(crate) fn streamed(
 /// One SSE event carrying `message`.
 fn event(message: &ServerJsonRpcMessage) -> Bytes {
     let mut event = b"data: ".to_vec();
-    serde_json::to_writer(&mut event, message).expect("a server message serializes");
+    super::encode::write_message(message, &mut event).expect("a server message serializes");
     event.extend_from_slice(b"\n\n");
     Bytes::from(event)
 }

@@ -33,6 +33,7 @@ mod context;
 pub mod contract;
 #[cfg(feature = "http")]
 mod drain;
+mod encode;
 mod era;
 mod fast;
 mod generation;
@@ -104,10 +105,11 @@ pub use tasks::{
 };
 
 /// The stdio transport's codec, for fuzzing, tests and the benchmarks: how a line is decoded
-/// (and what it is answered when it is no request), the bounds, and the transport itself, which
-/// the benchmarks hand rmcp alone to measure what it buys.
+/// (and what it is answered when it is no request), how a message is written, the bounds, and
+/// the transport itself, which the benchmarks hand rmcp alone to measure what it buys.
 #[doc(hidden)]
 pub mod __transport {
+    pub use super::encode::write_message;
     pub use super::jsonrpc::{Decoded, Kind, Outline, decode_line, outline};
     pub use super::transport::{FastTransport, Limits};
 }

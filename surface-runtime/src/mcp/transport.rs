@@ -410,7 +410,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 
 /// Appends `item`'s line to `bytes`.
 fn line(item: &ServerJsonRpcMessage, bytes: &mut Vec<u8>) -> io::Result<()> {
-    serde_json::to_writer(&mut *bytes, item).map_err(io::Error::other)?;
+    super::encode::write_message(item, bytes).map_err(io::Error::other)?;
     bytes.push(b'\n');
     Ok(())
 }
