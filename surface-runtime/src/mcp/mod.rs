@@ -24,6 +24,7 @@
 
 mod ask_requests;
 mod asking;
+mod call_line;
 mod caller;
 mod cancel;
 mod clients;
