@@ -58,6 +58,20 @@ pub(crate) fn read(text: &str) -> Option<CallLine<'_>> {
     })
 }
 
+/// The bytes that end a plain string: its closing quote, and an escape or a control byte,
+/// which make it no plain string.
+const STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        stops[byte] = true;
+        byte += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
+
 struct Reader<'a> {
     text: &'a str,
     i: usize,
@@ -103,18 +117,17 @@ impl<'a> Reader<'a> {
     /// A string with no escape (and no control byte, which JSON forbids unescaped).
     fn plain_string(&mut self) -> Option<&'a str> {
         self.byte(b'"')?;
-        let start = self.i;
         let bytes = self.text.as_bytes();
-        loop {
-            match *bytes.get(self.i)? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return None,
-                _ => self.i += 1,
-            }
+        let start = self.i;
+        let mut end = start;
+        while !STOPS[*bytes.get(end)? as usize] {
+            end += 1;
         }
-        let string = self.text.get(start..self.i)?;
-        self.i += 1;
-        Some(string)
+        if bytes[end] != b'"' {
+            return None;
+        }
+        self.i = end + 1;
+        self.text.get(start..end)
     }
 
     /// A string id, or an integer one written plainly (no sign before a zero, no leading zero,
