@@ -16,7 +16,6 @@ use super::results::{branded, panicked};
 use super::served::{Follower, Shared};
 use super::subscriptions::Subscriptions;
 use crate::sync::lock;
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -117,12 +116,11 @@ impl Handler {
 
     /// `tools/call`, recorded (its span and metrics), for a request whose era the caller read
     /// (`modern`: [`super::era::modern`]; `known`: the client's capabilities, when the caller
-    /// read them from the request already), in `context`, which stays the caller's. Not an
-    /// `async fn`, which would hold the request twice (as argument and as the local it is
-    /// moved to).
+    /// read them from the request already), in `context`, which stays the caller's, as the
+    /// request does (held once, in the caller's future, not moved into this one too).
     fn call_tool_in<'a>(
         &'a self,
-        mut request: CallToolRequestParams,
+        request: &'a mut CallToolRequestParams,
         context: &'a RequestContext<RoleServer>,
         modern: bool,
         known: Option<Box<ClientCapabilities>>,
@@ -130,15 +128,13 @@ impl Handler {
         use tracing::Instrument;
         async move {
             let call = observe::Call::start(&request.name, context);
-            // Boxed on its own: with it inline, the answer's box (`Session::answer`) was 1.6 KiB,
-            // past the allocator's per-thread cache (1,032 bytes), and each call paid a trip
-            // through its bins and a consolidation; two cached boxes cost a fraction of that.
-            let answer = Box::pin(
-                self.serving()
-                    .call(&mut request, context, modern, known)
-                    .instrument(call.span()),
-            )
-            .await;
+            // Boxed on its own (and instrumented outside the box, so the span's wrapper does
+            // not move it again): with it inline, the answer's box (`Session::answer`) was
+            // 1.6 KiB, past the allocator's per-thread cache (1,032 bytes), and each call paid a
+            // trip through its bins and a consolidation; two cached boxes cost a fraction.
+            let answer = Box::pin(self.serving().call(request, context, modern, known))
+                .instrument(call.span())
+                .await;
             let name = request.name.as_ref();
             call.end(name, || self.shared.current().tools.contains_key(name), &answer);
             answer
@@ -349,11 +345,11 @@ impl ServerHandler for Handler {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let modern = super::era::modern(&context);
-        self.call_tool_in(request, &context, modern, None).await
+        self.call_tool_in(&mut request, &context, modern, None).await
     }
 
     async fn complete(
@@ -537,7 +533,10 @@ impl Session {
             ClientRequest::CallToolRequest(call)
                 if !modern && named.is_none() && self.opened_by_initialize() =>
             {
-                Box::pin(answered(call_in_legacy_session(self.handler, call.params, context)).map(finish))
+                Box::pin(answered(
+                    call_in_legacy_session(self.handler, call.params, context),
+                    finish,
+                ))
             }
             ClientRequest::CallToolRequest(call)
                 if let Some(capabilities) = named
@@ -545,12 +544,12 @@ impl Session {
                     .and_then(|named| self.meta_let_through(named, &context)) =>
             {
                 let call = call_in_2026_era(self.handler, call.params, context, capabilities, lent);
-                Box::pin(answered(call).map(finish))
+                Box::pin(answered(call, finish))
             }
             request => {
                 let dispatch =
                     async move { rmcp::Service::handle_request(&self.handler, request, context).await };
-                Box::pin(answered(dispatch).map(finish))
+                Box::pin(answered(dispatch, finish))
             }
         }
     }
@@ -622,17 +621,18 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
 #[allow(clippy::manual_async_fn)] // see the body's first line
 fn call_in_legacy_session(
     handler: Handler,
-    params: CallToolRequestParams,
+    mut params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
-    // Not an `async fn`: one would hold its arguments twice (see `Handler::call_tool_in`).
+    // Not an `async fn`: one would hold its arguments twice (as arguments and as the locals
+    // they are moved to).
     async move {
         // rmcp's `client_capabilities()`, read in place rather than cloned out.
         let declared_tasks = match context.meta.client_capabilities() {
             Some(capabilities) => capabilities.supports_tasks(),
             None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
         };
-        let response = handler.call_tool_in(params, &context, false, None).await?;
+        let response = handler.call_tool_in(&mut params, &context, false, None).await?;
         let mut result = unless_undeclared_task(response, declared_tasks)?;
         if matches!(result, ServerResult::InputRequiredResult(_)) {
             return Err(ErrorData::invalid_request(
@@ -658,7 +658,7 @@ fn call_in_legacy_session(
 #[allow(clippy::manual_async_fn)] // see `call_in_legacy_session`
 fn call_in_2026_era(
     handler: Handler,
-    params: CallToolRequestParams,
+    mut params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
     capabilities: Box<ClientCapabilities>,
     lent: bool,
@@ -667,7 +667,7 @@ fn call_in_2026_era(
         let mut context = context;
         let declared_tasks = capabilities.supports_tasks();
         let response = handler
-            .call_tool_in(params, &context, true, Some(capabilities))
+            .call_tool_in(&mut params, &context, true, Some(capabilities))
             .await;
         if lent {
             // Unchanged: the call only borrowed the context.
@@ -696,17 +696,52 @@ fn unless_undeclared_task(
     Ok(ServerResult::from(response))
 }
 
-/// Awaits an admitted dispatch. A handler that panics is answered here, the same on every MCP
-/// path: otherwise the task answering it dies silently, its client waits forever, and on stdio
-/// its place in the in-flight bound is never given back. Not an `async fn`, which would hold
-/// the dispatch twice (argument and awaited copy): a few KiB more in every answer's box.
-fn answered<F>(dispatch: F) -> impl Future<Output = Result<ServerResult, ErrorData>>
+/// Awaits an admitted dispatch and makes its answer what the caller writes with `finish`. A
+/// handler that panics is answered here, the same on every MCP path: otherwise the task
+/// answering it dies silently, its client waits forever, and on stdio its place in the
+/// in-flight bound is never given back.
+fn answered<F, T, Fin>(dispatch: F, finish: Fin) -> Answered<F, Fin>
 where
     F: Future<Output = Result<ServerResult, ErrorData>>,
+    Fin: FnOnce(Result<ServerResult, ErrorData>) -> T,
 {
-    std::panic::AssertUnwindSafe(dispatch)
-        .catch_unwind()
-        .map(|caught| caught.unwrap_or_else(|payload| Err(panicked(payload.as_ref()))))
+    Answered {
+        dispatch,
+        finish: Some(finish),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`answered`]'s future, one flat struct: the combinators it replaces (unwind-safe,
+    /// catch-unwind, two maps) each moved the dispatch again on its way into the answer's box.
+    struct Answered<F, Fin> {
+        #[pin]
+        dispatch: F,
+        finish: Option<Fin>,
+    }
+}
+
+impl<F, T, Fin> Future for Answered<F, Fin>
+where
+    F: Future<Output = Result<ServerResult, ErrorData>>,
+    Fin: FnOnce(Result<ServerResult, ErrorData>) -> T,
+{
+    type Output = T;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<T> {
+        let this = self.project();
+        let dispatch = this.dispatch;
+        let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch.poll(cx))) {
+            Ok(std::task::Poll::Pending) => return std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(answer)) => answer,
+            Err(payload) => Err(panicked(payload.as_ref())),
+        };
+        let finish = this
+            .finish
+            .take()
+            .expect("an answered future is not polled again");
+        std::task::Poll::Ready(finish(answer))
+    }
 }
 
 impl rmcp::Service<RoleServer> for Session {
@@ -723,7 +758,7 @@ impl rmcp::Service<RoleServer> for Session {
         // pointer is cheaper to move.
         let dispatch =
             admitted.map(|()| Box::pin(rmcp::Service::handle_request(&self.handler, request, context)));
-        async move { answered(dispatch?).await }
+        async move { answered(dispatch?, std::convert::identity).await }
     }
 
     async fn handle_notification(
