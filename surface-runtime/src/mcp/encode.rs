@@ -6,7 +6,8 @@
 //! and escape. Here it is written by hand: the fixed keys as literal bytes, the text blocks and
 //! the structured value straight into the buffer. Anything else — an error, another result, a
 //! block with annotations or `_meta` — goes through serde, so the bytes are the same either way
-//! (the tests hold the two writers equal).
+//! (the tests hold the two writers equal). The fields written are rmcp 3.11's; a field a later
+//! rmcp adds to a result or a text block shows in serde's bytes and fails those tests.
 
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult,
