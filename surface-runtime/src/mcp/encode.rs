@@ -55,7 +55,7 @@ fn write_tool_answer(id: &RequestId, answer: &CallToolResult, out: &mut Vec<u8>)
     out.push(b']');
     if let Some(structured) = &answer.structured_content {
         out.extend_from_slice(br#","structuredContent":"#);
-        write_value(structured, out)?;
+        write_value(structured, out);
     }
     if let Some(is_error) = answer.is_error {
         out.extend_from_slice(if is_error {
@@ -73,7 +73,7 @@ fn write_tool_answer(id: &RequestId, answer: &CallToolResult, out: &mut Vec<u8>)
 }
 
 /// `value` as serde_json writes it (compact, an object's keys in its map's order).
-fn write_value(value: &Value, out: &mut Vec<u8>) -> serde_json::Result<()> {
+fn write_value(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -86,7 +86,7 @@ fn write_value(value: &Value, out: &mut Vec<u8>) -> serde_json::Result<()> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(item, out)?;
+                write_value(item, out);
             }
             out.push(b']');
         }
@@ -98,23 +98,25 @@ fn write_value(value: &Value, out: &mut Vec<u8>) -> serde_json::Result<()> {
                 }
                 write_str(key, out);
                 out.push(b':');
-                write_value(item, out)?;
+                write_value(item, out);
             }
             out.push(b'}');
         }
     }
-    Ok(())
 }
 
-/// `n` in serde_json's digits: itoa's for an integer, zmij's shortest round trip for a float (a
-/// `Number` is never infinite or NaN).
+/// `n` as serde_json writes it. An integer by `itoa`, serde_json's own digits; anything else by
+/// the number's `Display`, which is its serialization and stays so under serde_json's
+/// `arbitrary_precision` (which another crate in a program may turn on), where a number keeps
+/// the digits it was read with — so a `-0` read there goes through `Display` too.
 fn write_number(n: &serde_json::Number, out: &mut Vec<u8>) {
     if let Some(u) = n.as_u64() {
         out.extend_from_slice(itoa::Buffer::new().format(u).as_bytes());
-    } else if let Some(i) = n.as_i64() {
+    } else if let Some(i) = n.as_i64().filter(|&i| i != 0) {
         out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
-    } else if let Some(f) = n.as_f64() {
-        out.extend_from_slice(zmij::Buffer::new().format_finite(f).as_bytes());
+    } else {
+        use std::io::Write;
+        write!(out, "{n}").expect("writing to memory cannot fail");
     }
 }
 
