@@ -140,7 +140,7 @@ const ESCAPE: [u8; 256] = {
 };
 
 /// `s` as a JSON string, quoted and escaped.
-fn write_str(s: &str, out: &mut Vec<u8>) {
+pub(super) fn write_str(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     // Room for the text, its quotes and a few escapes: most strings need no second reserve.

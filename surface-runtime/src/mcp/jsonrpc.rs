@@ -379,11 +379,8 @@ pub(crate) fn error_answer(id: Option<&[u8]>, code: i32, message: &str) -> Vec<u
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     out.extend_from_slice(id);
     out.extend_from_slice(format!(",\"error\":{{\"code\":{code},\"message\":").as_bytes());
-    out.extend_from_slice(
-        serde_json::to_string(message)
-            .unwrap_or_else(|_| "\"error\"".into())
-            .as_bytes(),
-    );
+    // The one escaper answers are written with (serde's bytes; `encode.rs` holds it to them).
+    super::encode::write_str(message, &mut out);
     out.extend_from_slice(b"}}\n");
     out
 }
@@ -689,6 +686,36 @@ mod tests {
                 .map_err(|e| e.to_string());
             assert!(fast.is_err(), "{body:?}");
             assert_eq!(fast, slow, "{body:?}");
+        }
+    }
+
+    /// An error answer is the JSON serde writes for it, whatever its message holds.
+    #[test]
+    fn an_error_answer_is_serdes_json() {
+        for message in [
+            "plain",
+            "quote \" and \\ slash",
+            "tab\tnew\nline\u{1}\u{1f}\u{7f}",
+            "é ☃ 𝄞",
+        ] {
+            let line = error_answer(Some(b"7"), INVALID_REQUEST, message);
+            let expected = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": 7,
+                "error": { "code": INVALID_REQUEST, "message": message },
+            });
+            assert_eq!(line.last(), Some(&b'\n'));
+            let written = &line[..line.len() - 1];
+            assert_eq!(
+                serde_json::from_slice::<serde_json::Value>(written).unwrap(),
+                expected
+            );
+            let serde_message = serde_json::to_string(message).unwrap();
+            assert!(
+                written.ends_with(format!("\"message\":{serde_message}}}}}").as_bytes()),
+                "{}",
+                String::from_utf8_lossy(written)
+            );
         }
     }
 
