@@ -64,9 +64,9 @@ struct Rounds {
 }
 
 enum Era {
-    /// The session's peer, how long an ask waits for its answer, and the id of the call that
-    /// asks (its requests ride that call's own stream).
-    Legacy(Peer<RoleServer>, Duration, RequestId),
+    /// How long an ask waits for its answer, and the id of the call that asks (its requests,
+    /// sent to [`CallAsks::peer`], ride that call's own stream).
+    Legacy(Duration, RequestId),
     Modern(Rounds),
     /// A task tool's call (tasks.rs), before and after it becomes a task: a question asked with
     /// [`Asking::before_task`](crate::ask::Asking::before_task) is an `input_required` round of
@@ -103,6 +103,10 @@ impl HandOff {
 /// One request's questions: how to ask them, and what went wrong in a way the protocol
 /// (not the tool) should answer.
 pub(crate) struct CallAsks {
+    /// The session's peer, which the call's questions (legacy), progress and log messages go
+    /// to: one clone per call, shared with the call's reporter (`context.rs`), as each clone
+    /// of a peer costs nine atomic operations and its drop nine more.
+    pub(crate) peer: Peer<RoleServer>,
     era: Era,
     capabilities: Capabilities,
     refusal: Mutex<Option<ErrorData>>,
@@ -186,7 +190,7 @@ impl CallAsks {
         let capability = ask.capability();
         let declared = match (&self.capabilities, &self.era) {
             (Capabilities::Known(caps), _) => declares(caps, capability),
-            (Capabilities::Session, Era::Legacy(peer, ..)) => peer
+            (Capabilities::Session, Era::Legacy(..)) => (self.peer)
                 .peer_info()
                 .is_some_and(|info| declares(&info.capabilities, capability)),
             (Capabilities::Session, _) => false,
@@ -206,9 +210,9 @@ impl CallAsks {
         };
         let inputs = match &self.era {
             Era::Deferred(_, hand) if !before_task || hand.task.get().is_some() => hand.task().await,
-            Era::Legacy(peer, timeout, origin) => {
+            Era::Legacy(timeout, origin) => {
                 super::observe::asked(method);
-                let answer = send(peer, origin, method, params, *timeout).await?;
+                let answer = send(&self.peer, origin, method, params, *timeout).await?;
                 return parse_answer(&ask, &answer);
             }
             Era::Modern(rounds) | Era::Deferred(rounds, _) => {
@@ -319,7 +323,8 @@ impl Round {
             None => Capabilities::Session,
         };
         Round::new(
-            Era::Legacy(context.peer.clone(), ask_timeout, context.id.clone()),
+            context,
+            Era::Legacy(ask_timeout, context.id.clone()),
             capabilities,
             Vec::new(),
         )
@@ -342,7 +347,7 @@ impl Round {
         let capabilities = Capabilities::Known(
             known.unwrap_or_else(|| Box::new(context.client_capabilities().unwrap_or_default())),
         );
-        Ok(Round::new(Era::Modern(rounds), capabilities, binding))
+        Ok(Round::new(context, Era::Modern(rounds), capabilities, binding))
     }
 
     /// Opens the round of a task tool's `tools/call` for `name` with `arguments` on 2026-07-28,
@@ -357,7 +362,7 @@ impl Round {
         let (rounds, binding) = Round::sealed("tools/call", name, arguments, responses, state)?;
         let capabilities = Capabilities::Known(Box::new(context.client_capabilities().unwrap_or_default()));
         let era = Era::Deferred(rounds, Box::default());
-        Ok(Round::new(era, capabilities, binding))
+        Ok(Round::new(context, era, capabilities, binding))
     }
 
     /// The answers of earlier rounds (the sealed `state`, refused with -32602 when it fails
@@ -401,9 +406,15 @@ impl Round {
         Ok((rounds, binding))
     }
 
-    fn new(era: Era, capabilities: Capabilities, binding: Vec<u8>) -> Round {
+    fn new(
+        context: &RequestContext<RoleServer>,
+        era: Era,
+        capabilities: Capabilities,
+        binding: Vec<u8>,
+    ) -> Round {
         Round {
             asks: Arc::new(CallAsks {
+                peer: context.peer.clone(),
                 era,
                 capabilities,
                 refusal: Mutex::new(None),

@@ -10,9 +10,9 @@
 use crate::ask::{Answer, Ask, AskError};
 use crate::context::{LogLevel, Reporter, ToolContext};
 use futures::future::BoxFuture;
+use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -74,7 +74,6 @@ impl LogFilter {
 
 /// Reports to the session that made one request.
 struct SessionReporter {
-    peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
     filter: Hearing,
     asks: Arc<super::asking::CallAsks>,
@@ -113,7 +112,7 @@ impl Reporter for SessionReporter {
             param.total = total;
             param.message = message;
             // A host that went away cannot hear it; the call goes on regardless.
-            let _ = self.peer.notify_progress(param).await;
+            let _ = self.asks.peer.notify_progress(param).await;
         })
     }
 
@@ -126,7 +125,7 @@ impl Reporter for SessionReporter {
             }
             let mut param = LoggingMessageNotificationParam::new(theirs(level), data);
             param.logger = logger;
-            let _ = self.peer.notify_logging_message(param).await;
+            let _ = self.asks.peer.notify_logging_message(param).await;
         })
     }
 
@@ -144,7 +143,7 @@ impl Reporter for SessionReporter {
                 "notifications/elicitation/complete",
                 Some(serde_json::json!({ "elicitationId": id })),
             );
-            self.peer
+            (self.asks.peer)
                 .send_notification(rmcp::model::ServerNotification::CustomNotification(notification))
                 .await
                 .map_err(|e| AskError::Failed(format!("notifications/elicitation/complete: {e}")))
@@ -179,7 +178,6 @@ pub(crate) fn for_request_cancelled_by(
         Hearing::Session(session.clone())
     };
     let reporter = SessionReporter {
-        peer: context.peer.clone(),
         token: context.meta.get_progress_token(),
         filter,
         asks: round.asks(),
