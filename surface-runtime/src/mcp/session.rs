@@ -627,12 +627,13 @@ fn call_in_legacy_session(
     // Not an `async fn`: one would hold its arguments twice (as arguments and as the locals
     // they are moved to).
     async move {
-        // rmcp's `client_capabilities()`, read in place rather than cloned out.
-        let declared_tasks = match context.meta.client_capabilities() {
+        let response = handler.call_tool_in(&mut params, &context, false, None).await?;
+        // rmcp's `client_capabilities()`, read in place rather than cloned out, and only for a
+        // task handle (reading the session's takes its peer's lock).
+        let declared_tasks = || match context.meta.client_capabilities() {
             Some(capabilities) => capabilities.supports_tasks(),
             None => (context.peer.peer_info()).is_some_and(|info| info.capabilities.supports_tasks()),
         };
-        let response = handler.call_tool_in(&mut params, &context, false, None).await?;
         let mut result = unless_undeclared_task(response, declared_tasks)?;
         if matches!(result, ServerResult::InputRequiredResult(_)) {
             return Err(ErrorData::invalid_request(
@@ -676,19 +677,20 @@ fn call_in_2026_era(
                 .metas
                 .give_back(std::mem::take(&mut context.meta.0.0));
         }
-        let mut result = unless_undeclared_task(response?, declared_tasks)?;
+        let mut result = unless_undeclared_task(response?, || declared_tasks)?;
         result.fill_missing_cache_hints();
         Ok(result)
     }
 }
 
 /// A call's answer as rmcp's dispatch makes it a result: a task handle is refused unless the
-/// client declared tasks (SEP-2663: a client that did not cannot read one).
+/// client declared tasks (SEP-2663: a client that did not cannot read one), which
+/// `declared_tasks` reads only then.
 fn unless_undeclared_task(
     response: CallToolResponse,
-    declared_tasks: bool,
+    declared_tasks: impl FnOnce() -> bool,
 ) -> Result<ServerResult, ErrorData> {
-    if matches!(response, CallToolResponse::Task(_)) && !declared_tasks {
+    if matches!(response, CallToolResponse::Task(_)) && !declared_tasks() {
         return Err(ErrorData::missing_required_client_capability(
             ClientCapabilities::builder().enable_tasks().build(),
         ));
