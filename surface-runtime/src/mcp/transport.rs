@@ -419,41 +419,48 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
     /// The next complete line's decoding, reading as needed; `None` at the end of input.
     async fn next_line(&mut self) -> Option<Decoded> {
         loop {
-            let Some(end) = memchr::memchr(b'\n', &self.buf[self.start..]) else {
-                self.buf.drain(..self.start);
-                self.start = 0;
-                if self.eof {
-                    // A last line without its newline still counts.
-                    let rest = std::mem::take(&mut self.buf);
-                    if std::mem::take(&mut self.skipping) || rest.is_empty() {
-                        return None;
-                    }
-                    if rest.len() > self.max_line {
-                        return Some(oversized(&rest, self.max_line));
-                    }
-                    return Some(decode_line_in(
-                        &rest,
-                        self.bypass.as_ref().and_then(|b| b.metas()),
-                    ));
+            if let Some(decoded) = self.buffered_line() {
+                return Some(decoded);
+            }
+            self.buf.drain(..self.start);
+            self.start = 0;
+            if self.eof {
+                // A last line without its newline still counts.
+                let rest = std::mem::take(&mut self.buf);
+                if std::mem::take(&mut self.skipping) || rest.is_empty() {
+                    return None;
                 }
-                if self.buf.len() > self.max_line {
-                    // Too long: answer it (with its id, if the id came before the cut), drop
-                    // it and everything up to its newline.
-                    let answer = (!self.skipping).then(|| oversized(&self.buf, self.max_line));
-                    self.buf.clear();
-                    self.skipping = true;
-                    if let Some(answer) = answer {
-                        return Some(answer);
-                    }
+                if rest.len() > self.max_line {
+                    return Some(oversized(&rest, self.max_line));
                 }
-                self.buf.reserve(64 * 1024);
-                // read_buf is cancel-safe: bytes read are in `buf`, or nothing was read.
-                match self.reader.read_buf(&mut self.buf).await {
-                    Ok(0) | Err(_) => self.eof = true,
-                    Ok(_) => {}
+                return Some(decode_line_in(
+                    &rest,
+                    self.bypass.as_ref().and_then(|b| b.metas()),
+                ));
+            }
+            if self.buf.len() > self.max_line {
+                // Too long: answer it (with its id, if the id came before the cut), drop
+                // it and everything up to its newline.
+                let answer = (!self.skipping).then(|| oversized(&self.buf, self.max_line));
+                self.buf.clear();
+                self.skipping = true;
+                if let Some(answer) = answer {
+                    return Some(answer);
                 }
-                continue;
-            };
+            }
+            self.buf.reserve(64 * 1024);
+            // read_buf is cancel-safe: bytes read are in `buf`, or nothing was read.
+            match self.reader.read_buf(&mut self.buf).await {
+                Ok(0) | Err(_) => self.eof = true,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// The next complete line already read, decoded; `None` when `buf` holds none.
+    fn buffered_line(&mut self) -> Option<Decoded> {
+        loop {
+            let end = memchr::memchr(b'\n', &self.buf[self.start..])?;
             let line = &self.buf[self.start..self.start + end];
             self.start += end + 1;
             if std::mem::take(&mut self.skipping) {
@@ -488,6 +495,18 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             }
             Err(tokio::sync::TryAcquireError::NoPermits) => Some(false),
             Err(tokio::sync::TryAcquireError::Closed) => None,
+        }
+    }
+
+    /// A line just read: its message [`arrived`](Self::arrived), or its error answer owed.
+    fn took(&mut self, line: Decoded, full: bool) -> Option<ClientJsonRpcMessage> {
+        match line {
+            Decoded::Message(m) => self.arrived(m, full),
+            Decoded::Ignore => None,
+            Decoded::Refuse(answer) => {
+                self.owed.push_back(answer);
+                None
+            }
         }
     }
 
@@ -703,6 +722,18 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
             // its own requests: those answers free the calls that hold the permits, so not
             // reading them would wait forever. Then up to the bound's worth of messages wait
             // their turn, and requests past that are refused until room comes back.
+            // A line read already is taken as the select below would take it (nothing else
+            // is ready to it before a line when nothing waits), without building the select:
+            // its futures clone the permits and the drain token, two locked counts each.
+            if !waiting
+                && !self.input_done
+                && let Some(line) = self.buffered_line()
+            {
+                if let Some(m) = self.took(line, false) {
+                    return Some(m);
+                }
+                continue;
+            }
             let queued = self.parked.len() + self.owed.len();
             let full = queued >= self.park;
             let read =
@@ -720,13 +751,11 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 // Cancel-safe: a permit not taken stays with the semaphore.
                 got = permits.acquire(), if waiting => drop(got.ok()?),
                 line = self.next_line(), if read => match line {
-                    Some(Decoded::Message(m)) => {
-                        if let Some(m) = self.arrived(m, full) {
+                    Some(line) => {
+                        if let Some(m) = self.took(line, full) {
                             return Some(m);
                         }
                     }
-                    Some(Decoded::Ignore) => {}
-                    Some(Decoded::Refuse(answer)) => self.owed.push_back(answer),
                     None => self.input_done = true,
                 },
                 // Last: polled (its waker registered) only when nothing else is ready.
