@@ -108,12 +108,13 @@ impl ToolTarget {
         }
     }
 
-    /// Runs the tool over `bundle` with its (unwrapped, not yet decoded) input.
+    /// Runs the tool over `bundle` with its (unwrapped, not yet decoded) input, under `cancel`
+    /// (cloned only for a tool that takes it: a token's clone and drop each take its lock).
     pub(crate) async fn run(
         &self,
         bundle: &BundleClient,
         input: serde_json::Value,
-        cancel: CancellationToken,
+        cancel: &CancellationToken,
     ) -> Result<ToolOutput, Failure> {
         match self {
             ToolTarget::Procedure { owner, procedure, .. } => {
@@ -122,9 +123,9 @@ impl ToolTarget {
             }
             ToolTarget::Bespoke { owner, tool } => {
                 let dispatch = bundle.dispatch_for(owner.as_deref())?;
-                tool.invoke(input, dispatch, cancel).await
+                tool.invoke(input, dispatch, cancel.clone()).await
             }
-            ToolTarget::Root { tool } => tool.invoke(input, bundle.clone(), cancel).await,
+            ToolTarget::Root { tool } => tool.invoke(input, bundle.clone(), cancel.clone()).await,
             ToolTarget::Mirror { owner, member, item } => {
                 let dispatch = bundle.dispatch_for(owner.as_deref())?;
                 let value = match item {

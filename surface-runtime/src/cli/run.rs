@@ -327,10 +327,12 @@ impl BuiltCli {
         let link = self.link(matches, caller)?;
         let bundle = link.bundle();
         let audited = Audited::start(self.audit, tool.row.mutates, || value.to_string());
-        let answer = progress::drawn(timeout(matches), |cancel| target.run(&bundle, value, cancel))
-            .await
-            .unwrap_or_else(|| Err(timed_out(timeout(matches))))
-            .map_err(|f| link.judge(f));
+        let answer = progress::drawn(timeout(matches), |cancel| async move {
+            target.run(&bundle, value, &cancel).await
+        })
+        .await
+        .unwrap_or_else(|| Err(timed_out(timeout(matches))))
+        .map_err(|f| link.judge(f));
         if let Some(audited) = audited {
             audited.answered(Some(&invoker()), &tool.row.name, &answer);
         }

@@ -208,7 +208,7 @@ impl Serving<'_> {
                     let call = super::context::for_request(context, self.log, &round, principal.clone());
                     let run = call.scope(until_cancelled(
                         &context.ct,
-                        run_tool(&generation, &entry.target, input, context.ct.clone()),
+                        run_tool(&generation, &entry.target, input, &context.ct),
                     ));
                     match round.run(run).await {
                         Ok(answer) => answer,
@@ -287,7 +287,7 @@ impl Serving<'_> {
         );
         // Owned: the call may outlive this request, as its task.
         let (generation, target, stop) = (generation.clone(), entry.target.clone(), cancel.clone());
-        let run = Box::pin(call.scope(async move { run_tool(&generation, &target, input, stop).await }));
+        let run = Box::pin(call.scope(async move { run_tool(&generation, &target, input, &stop).await }));
         let task: futures::future::BoxFuture<'static, super::tasks::Outcome> = match round.defer(run).await {
             Deferral::Ended(Err(super::asking::Halt::InputRequired(result))) => return Ok(result.into()),
             // It answered (or was refused) in its first poll: a task all the same, already ended.
@@ -365,7 +365,7 @@ async fn run_tool(
     generation: &Generation,
     target: &super::generation::ToolTarget,
     input: serde_json::Value,
-    cancel: tokio_util::sync::CancellationToken,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<crate::blocks::ToolOutput, Failure> {
     let lease = generation.link.lease().await?;
     match target.run(&lease.bundle, input, cancel).await {
