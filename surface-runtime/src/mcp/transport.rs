@@ -718,13 +718,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 }
                 return self.end().await;
             }
-            // At the bound input is not read — except while the server waits for answers to
-            // its own requests: those answers free the calls that hold the permits, so not
-            // reading them would wait forever. Then up to the bound's worth of messages wait
-            // their turn, and requests past that are refused until room comes back.
-            // A line read already is taken as the select below would take it (nothing else
-            // is ready to it before a line when nothing waits), without building the select:
-            // its futures clone the permits and the drain token, two locked counts each.
+            // A line read already is taken as the select below would take it (with nothing
+            // waiting, no branch before the line's is enabled), without building the select,
+            // whose futures clone the permits' `Arc` and the drain token: locked instructions
+            // at each clone and drop.
             if !waiting
                 && !self.input_done
                 && let Some(line) = self.buffered_line()
@@ -734,6 +731,10 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 }
                 continue;
             }
+            // At the bound input is not read — except while the server waits for answers to
+            // its own requests: those answers free the calls that hold the permits, so not
+            // reading them would wait forever. Then up to the bound's worth of messages wait
+            // their turn, and requests past that are refused until room comes back.
             let queued = self.parked.len() + self.owed.len();
             let full = queued >= self.park;
             let read =
