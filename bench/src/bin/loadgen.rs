@@ -212,9 +212,14 @@ fn find_pid(r: &ToolResult) -> Option<u32> {
         .find_map(|t| serde_json::from_str::<Pid>(t).ok().map(|p| p.pid))
 }
 
-fn reader(stdout: ChildStdout, tx: Sender<Reply>) {
+/// Reads answers and hands them to the driver a read at a time: every answer already in the
+/// buffer goes in one batch, so the driver wakes once per read, not once per answer (waking it
+/// per answer cost the harness more CPU than a fast server's calls and, on two cores, the
+/// server its core).
+fn reader(stdout: ChildStdout, tx: Sender<Vec<Reply>>) {
     let mut r = BufReader::with_capacity(256 * 1024, stdout);
     let mut line = Vec::with_capacity(4096);
+    let mut batch = Vec::new();
     loop {
         line.clear();
         match r.read_until(b'\n', &mut line) {
@@ -222,41 +227,46 @@ fn reader(stdout: ChildStdout, tx: Sender<Reply>) {
             Ok(_) => {}
         }
         let at = Instant::now();
-        let Ok(msg) = serde_json::from_slice::<Msg>(&line) else {
-            eprintln!(
-                "loadgen: stdout carried a non-JSON-RPC line: {:?}",
-                String::from_utf8_lossy(&line[..line.len().min(200)])
-            );
-            continue;
-        };
-        let Some(id) = msg.id else { continue }; // a notification
-        let (ok, pid) = match msg
-            .result
-            .map(|raw| serde_json::from_str::<ToolResult>(raw.get()))
-        {
-            Some(Ok(tr)) => (tr.is_error != Some(true), find_pid(&tr)),
-            Some(Err(_)) => (true, None), // a result that is not a tool result (initialize)
-            None => (false, None),
-        };
-        if tx
-            .send(Reply {
-                id,
-                at,
-                ok,
-                pid,
-                bytes: line.len(),
-            })
-            .is_err()
-        {
+        if let Some(reply) = parse_reply(&line, at) {
+            batch.push(reply);
+        }
+        if !batch.is_empty() && !r.buffer().contains(&b'\n') && tx.send(std::mem::take(&mut batch)).is_err() {
             return;
         }
     }
 }
 
+/// The reply one line carries, or `None` for a notification or a line that is not JSON-RPC.
+fn parse_reply(line: &[u8], at: Instant) -> Option<Reply> {
+    let Ok(msg) = serde_json::from_slice::<Msg>(line) else {
+        eprintln!(
+            "loadgen: stdout carried a non-JSON-RPC line: {:?}",
+            String::from_utf8_lossy(&line[..line.len().min(200)])
+        );
+        return None;
+    };
+    let id = msg.id?; // None: a notification
+    let (ok, pid) = match msg
+        .result
+        .map(|raw| serde_json::from_str::<ToolResult>(raw.get()))
+    {
+        Some(Ok(tr)) => (tr.is_error != Some(true), find_pid(&tr)),
+        Some(Err(_)) => (true, None), // a result that is not a tool result (initialize)
+        None => (false, None),
+    };
+    Some(Reply {
+        id,
+        at,
+        ok,
+        pid,
+        bytes: line.len(),
+    })
+}
+
 struct Server {
     child: Child,
     stdin: Option<BufWriter<ChildStdin>>,
-    rx: Receiver<Reply>,
+    rx: Receiver<Vec<Reply>>,
     reader: Option<JoinHandle<()>>,
 }
 
@@ -296,7 +306,7 @@ impl Server {
         let _ = w.flush();
         loop {
             match self.rx.recv_timeout(STALL) {
-                Ok(r) if r.id == 0 => break,
+                Ok(batch) if batch.iter().any(|r| r.id == 0) => break,
                 Ok(_) => {}
                 Err(e) => return Err(format!("no answer to initialize: {e}")),
             }
@@ -415,7 +425,7 @@ impl Phase {
     }
 }
 
-fn recv(rx: &Receiver<Reply>, outstanding: usize) -> Result<Reply, String> {
+fn recv(rx: &Receiver<Vec<Reply>>, outstanding: usize) -> Result<Vec<Reply>, String> {
     rx.recv_timeout(STALL).map_err(|e| match e {
         RecvTimeoutError::Timeout => format!("stalled with {outstanding} requests unanswered for {STALL:?}"),
         RecvTimeoutError::Disconnected => {
@@ -434,9 +444,8 @@ fn drive_sample(s: &mut Server, base: u64, n: usize, window: usize) -> Result<Ph
             p.send(w, Kind::Sample, 0);
         }
         let _ = w.flush();
-        let r = recv(&s.rx, p.sent.len() - done)?;
-        done += p.answer(&r).is_some() as usize;
-        while let Ok(r) = s.rx.try_recv() {
+        let batch = recv(&s.rx, p.sent.len() - done)?;
+        for r in batch.into_iter().chain(s.rx.try_iter().flatten()) {
             done += p.answer(&r).is_some() as usize;
         }
     }
@@ -478,10 +487,9 @@ fn drive_pairs(s: &mut Server, base: u64, n: usize, window: usize) -> Result<Pha
             c.in_flight += 1;
         }
         let _ = w.flush();
-        let r = recv(&s.rx, c.in_flight)?;
+        let batch = recv(&s.rx, c.in_flight)?;
         let w = s.stdin.as_mut().unwrap();
-        handle(r, w, &mut p, &mut c);
-        while let Ok(r) = s.rx.try_recv() {
+        for r in batch.into_iter().chain(s.rx.try_iter().flatten()) {
             handle(r, w, &mut p, &mut c);
         }
     }
