@@ -651,9 +651,14 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        // Set when the last pass only parked a line it had read: nothing ran since the check
+        // before that read (no await, no tool), so the next pass need not check again (the
+        // token's check takes its mutex).
+        let mut drain_checked = false;
         loop {
-            // One atomic load: input that is always ready must not hide a shutdown.
-            if !self.input_done
+            // Input that is always ready must not hide a shutdown.
+            if !std::mem::take(&mut drain_checked)
+                && !self.input_done
                 && self
                     .drain
                     .as_ref()
@@ -729,6 +734,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 if let Some(m) = self.took(line, false) {
                     return Some(m);
                 }
+                drain_checked = true;
                 continue;
             }
             // At the bound input is not read — except while the server waits for answers to
