@@ -430,13 +430,7 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
                 if std::mem::take(&mut self.skipping) || rest.is_empty() {
                     return None;
                 }
-                if rest.len() > self.max_line {
-                    return Some(oversized(&rest, self.max_line));
-                }
-                return Some(decode_line_in(
-                    &rest,
-                    self.bypass.as_ref().and_then(|b| b.metas()),
-                ));
+                return Some(self.complete_line(&rest));
             }
             if self.buf.len() > self.max_line {
                 // Too long: answer it (with its id, if the id came before the cut), drop
@@ -460,18 +454,24 @@ impl<R: AsyncRead + Send + Unpin> FastTransport<R> {
     /// The next complete line already read, decoded; `None` when `buf` holds none.
     fn buffered_line(&mut self) -> Option<Decoded> {
         loop {
-            let end = memchr::memchr(b'\n', &self.buf[self.start..])?;
-            let line = &self.buf[self.start..self.start + end];
-            self.start += end + 1;
+            let from = self.start;
+            let end = from + memchr::memchr(b'\n', &self.buf[from..])?;
+            self.start = end + 1;
             if std::mem::take(&mut self.skipping) {
                 continue;
             }
-            // A long line can arrive whole in one read, never waiting in `buf` unfinished.
-            if line.len() > self.max_line {
-                return Some(oversized(line, self.max_line));
-            }
-            return Some(decode_line_in(line, self.bypass.as_ref().and_then(|b| b.metas())));
+            return Some(self.complete_line(&self.buf[from..end]));
         }
+    }
+
+    /// A complete line's decoding (the last one may end without its newline): refused when
+    /// longer than the bound (a long line can arrive whole in one read, never waiting in `buf`
+    /// unfinished), read otherwise.
+    fn complete_line(&self, line: &[u8]) -> Decoded {
+        if line.len() > self.max_line {
+            return oversized(line, self.max_line);
+        }
+        decode_line_in(line, self.bypass.as_ref().and_then(|b| b.metas()))
     }
 }
 
@@ -868,5 +868,72 @@ mod tests {
             None,
             "nothing more was written"
         );
+    }
+
+    /// What `receive` hands on for `input` (the input then ends; each request handed on is
+    /// answered with an empty result), and every line written.
+    async fn served_to_the_end(input: &[u8], limits: Limits) -> (Vec<ClientJsonRpcMessage>, Vec<String>) {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server);
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut transport = FastTransport::new(server_read, server_write, limits);
+        client_write.write_all(input).await.unwrap();
+        client_write.shutdown().await.unwrap();
+        let mut handed = Vec::new();
+        let receiving = async {
+            while let Some(message) = transport.receive().await {
+                if let JsonRpcMessage::Request(r) = &message {
+                    let answer =
+                        ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), r.id.clone());
+                    transport.send(answer).await.unwrap();
+                }
+                handed.push(message);
+            }
+            Transport::close(&mut transport).await.unwrap();
+        };
+        tokio::time::timeout(Duration::from_secs(5), receiving)
+            .await
+            .expect("the transport ends with its input");
+        drop(transport);
+        let mut lines = tokio::io::BufReader::new(client_read).lines();
+        let mut written = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            written.push(line);
+        }
+        (handed, written)
+    }
+
+    #[tokio::test]
+    async fn a_last_line_without_its_newline_is_read_and_held_to_the_line_limit() {
+        let (handed, written) =
+            served_to_the_end(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#, Limits::default()).await;
+        match handed.as_slice() {
+            [JsonRpcMessage::Request(r)] => assert_eq!(r.id, RequestId::Number(7)),
+            other => panic!("the last line was not handed on: {other:?}"),
+        }
+        assert_eq!(
+            written,
+            [r#"{"jsonrpc":"2.0","id":7,"result":{}}"#],
+            "its answer, and nothing else"
+        );
+
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":8,"method":"ping","params":{{"pad":"{}"}}}}"#,
+            "a".repeat(100)
+        );
+        let limits = Limits {
+            max_line: 64,
+            ..Limits::default()
+        };
+        let (handed, written) = served_to_the_end(long.as_bytes(), limits).await;
+        assert!(handed.is_empty(), "{handed:?}");
+        let [refusal] = written.as_slice() else {
+            panic!("one refusal, not {written:?}");
+        };
+        let refusal: serde_json::Value = serde_json::from_str(refusal).unwrap();
+        assert_eq!(refusal["id"], 8, "{refusal}");
+        assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
+        let message = refusal["error"]["message"].as_str().unwrap();
+        assert!(message.contains("longer than 64 bytes"), "{message}");
     }
 }
