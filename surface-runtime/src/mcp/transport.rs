@@ -651,13 +651,15 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        // Set when the last pass only parked a line it had read: nothing ran since the check
-        // before that read (no await, no tool), so the next pass need not check again (the
-        // token's check takes its mutex).
+        // Set when the last pass checked and then only read a line (parked or refused it):
+        // nothing has run since that check (no await, no tool), so the next pass need not
+        // check again (the token's check takes its mutex). A pass that skipped it never sets
+        // it, so at most two lines are read per check.
         let mut drain_checked = false;
         loop {
+            let skip_drain_check = std::mem::take(&mut drain_checked);
             // Input that is always ready must not hide a shutdown.
-            if !std::mem::take(&mut drain_checked)
+            if !skip_drain_check
                 && !self.input_done
                 && self
                     .drain
@@ -734,7 +736,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
                 if let Some(m) = self.took(line, false) {
                     return Some(m);
                 }
-                drain_checked = true;
+                drain_checked = !skip_drain_check;
                 continue;
             }
             // At the bound input is not read — except while the server waits for answers to
