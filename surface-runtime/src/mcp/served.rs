@@ -100,8 +100,11 @@ impl Shared {
         let next = Arc::new(generation::compose(&self.fixed, siblings, || {
             self.factory.link(&self.closed)
         })?);
-        let previous = std::mem::replace(&mut *write(&self.generation), next.clone());
-        self.retire(&previous, &next);
+        // Tombstones first: a call that reads the new generation and misses a name it dropped
+        // finds that name's tombstone already (rerosters are one at a time, so the current
+        // generation is the one replaced).
+        self.retire(&self.current(), &next);
+        *write(&self.generation) = next.clone();
         for session in self.live_sessions() {
             session.follow(&next).await;
         }
