@@ -490,14 +490,27 @@ fn main() {
         let p = &b["p99_vs_baseline"];
         // p99_vs_baseline is in-process ÷ bridge; the bridge's cost is its inverse.
         let inv = |x: Option<f64>| x.filter(|x| *x > 0.0).map(|x| 1.0 / x);
+        // The floor beside it: the bare loop bridged through the same daemon (`floor-bridge`),
+        // against the bare loop in process and against surface in process.
+        let cps = |server: &str, workload: &str| num(&b["summary"][server][workload]["calls_per_s"]);
+        let floor = |workload: &str| {
+            cps("floor", workload)
+                .zip(cps("floor-bridge", workload))
+                .map(|(f, fb)| f / fb)
+        };
+        let bare = &b["subject_speedup"]["floor-bridge"];
         v.add(
             "bridge: the wire face costs ≤ 1.5× in throughput (in-process calls/s ÷ bridged)",
             format!(
-                "{} (load_sample) / {} (spawn/kill pairs); p99 bridged ÷ in-process: {} pipelined / {} one at a time",
+                "{} (load_sample) / {} (spawn/kill pairs); p99 bridged ÷ in-process: {} pipelined / {} one at a time; the bare floor bridged: {} / {} × the floor in process, {} / {} × surface in process",
                 fmt(a, 2),
                 fmt(c, 2),
                 fmt(inv(num(&p["sample"])), 2),
-                fmt(inv(num(&p["latency"])), 2)
+                fmt(inv(num(&p["latency"])), 2),
+                fmt(floor("sample"), 2),
+                fmt(floor("pairs"), 2),
+                fmt(num(&bare["sample"]), 2),
+                fmt(num(&bare["pairs"]), 2),
             ),
             a.zip(c).map(|(a, c)| a <= 1.5 && c <= 1.5),
         );
