@@ -28,17 +28,28 @@ pub(crate) fn read(text: &str) -> Option<CallLine<'_>> {
     r.ws();
     r.byte(b'{')?;
     loop {
-        match r.key()? {
-            "jsonrpc" if !version => {
+        r.ws();
+        // Each key is told by its first letter and then matched whole: a key the plain shape
+        // has no place for, or one seen already, answers `None` as any other surprise does.
+        match r.after_quote()? {
+            b'j' if !version => {
+                r.key("jsonrpc")?;
+                r.literal("2.0")?;
                 version = true;
-                (r.plain_string()? == "2.0").then_some(())?;
             }
-            "id" if id.is_none() => id = Some(r.id()?),
-            "method" if !method => {
+            b'i' if id.is_none() => {
+                r.key("id")?;
+                id = Some(r.id()?);
+            }
+            b'm' if !method => {
+                r.key("method")?;
+                r.literal("tools/call")?;
                 method = true;
-                (r.plain_string()? == "tools/call").then_some(())?;
             }
-            "params" if params.is_none() => params = Some(r.params()?),
+            b'p' if params.is_none() => {
+                r.key("params")?;
+                params = Some(r.params()?);
+            }
             _ => return None,
         }
         if !r.more()? {
@@ -92,14 +103,31 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A member's key and its colon.
-    fn key(&mut self) -> Option<&'a str> {
-        self.ws();
-        let key = self.plain_string()?;
+    /// The byte after the opening quote of the string at the reader (the first letter of a
+    /// key), when there is one.
+    fn after_quote(&self) -> Option<u8> {
+        let bytes = self.text.as_bytes();
+        (*bytes.get(self.i)? == b'"').then(|| bytes.get(self.i + 1).copied())?
+    }
+
+    /// The string `expected` exactly, quoted and with no escape: compared whole rather than
+    /// scanned for its end, since the reader knows what it must be.
+    #[inline(always)]
+    fn literal(&mut self, expected: &str) -> Option<()> {
+        let n = expected.len();
+        let quoted = self.text.as_bytes().get(self.i..self.i + n + 2)?;
+        (quoted[0] == b'"' && &quoted[1..=n] == expected.as_bytes() && quoted[n + 1] == b'"')
+            .then(|| self.i += n + 2)
+    }
+
+    /// The key `expected` and its colon.
+    #[inline(always)]
+    fn key(&mut self, expected: &str) -> Option<()> {
+        self.literal(expected)?;
         self.ws();
         self.byte(b':')?;
         self.ws();
-        Some(key)
+        Some(())
     }
 
     /// After a member: `true` at a comma, `false` at the object's end.
@@ -169,10 +197,20 @@ impl<'a> Reader<'a> {
         self.byte(b'{')?;
         let (mut name, mut arguments, mut meta) = (None, None, None);
         loop {
-            match self.key()? {
-                "name" if name.is_none() => name = Some(self.plain_string()?),
-                "arguments" if arguments.is_none() => arguments = Some(self.object()?),
-                "_meta" if meta.is_none() => meta = Some(self.object()?),
+            self.ws();
+            match self.after_quote()? {
+                b'n' if name.is_none() => {
+                    self.key("name")?;
+                    name = Some(self.plain_string()?);
+                }
+                b'a' if arguments.is_none() => {
+                    self.key("arguments")?;
+                    arguments = Some(self.object()?);
+                }
+                b'_' if meta.is_none() => {
+                    self.key("_meta")?;
+                    meta = Some(self.object()?);
+                }
                 _ => return None,
             }
             if !self.more()? {
