@@ -10,14 +10,16 @@ use crate::member::{Change, ChangeStream, Write};
 use crate::spec::SurfaceSpec;
 use crate::sync::lock;
 use futures::future::BoxFuture;
+use futures::task::AtomicWaker;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::dial_options::{PROGRESS_BUFFER, spoken};
 
@@ -105,7 +107,12 @@ pub(super) struct Waiter {
 #[derive(Default)]
 pub(super) struct ProgressInbox {
     queue: Mutex<VecDeque<Progress>>,
-    arrived: Notify,
+    /// Set when a frame is kept, cleared when the caller hears it (so a frame kept before the
+    /// caller waits is heard when it does).
+    arrived: AtomicBool,
+    /// The waiting caller's task. A `Notify` took its waiter list's lock to register the
+    /// caller and again to remove it, every call, though progress is rare.
+    caller: AtomicWaker,
 }
 
 impl ProgressInbox {
@@ -115,9 +122,23 @@ impl ProgressInbox {
         if queue.len() < PROGRESS_BUFFER {
             queue.push_back(progress);
             drop(queue);
-            // Kept as a permit when the caller is not waiting yet.
-            self.arrived.notify_one();
+            self.arrived.store(true, Ordering::Release);
+            self.caller.wake();
         }
+    }
+
+    /// Resolves once a frame was kept since it last resolved.
+    fn heard(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(move |cx| {
+            if !self.arrived.swap(false, Ordering::AcqRel) {
+                self.caller.register(cx.waker());
+                // A frame kept between the check and the registration woke no one.
+                if !self.arrived.swap(false, Ordering::AcqRel) {
+                    return Poll::Pending;
+                }
+            }
+            Poll::Ready(())
+        })
     }
 
     fn take(&self) -> VecDeque<Progress> {
@@ -209,7 +230,7 @@ impl SocketDispatch {
         loop {
             let progress = async {
                 match &heard {
-                    Some((inbox, _)) => inbox.arrived.notified().await,
+                    Some((inbox, _)) => inbox.heard().await,
                     None => std::future::pending().await,
                 }
             };
@@ -415,14 +436,17 @@ impl Drop for Unwatch {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_calls_progress_inbox_keeps_at_most_its_bound_and_then_drops() {
-        let inbox = ProgressInbox::default();
-        let frame = |n: usize| Progress {
+    fn frame(n: usize) -> Progress {
+        Progress {
             progress: n as f64,
             total: None,
             message: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_calls_progress_inbox_keeps_at_most_its_bound_and_then_drops() {
+        let inbox = ProgressInbox::default();
         for n in 0..PROGRESS_BUFFER + 5 {
             inbox.offer(frame(n));
         }
@@ -431,5 +455,27 @@ mod tests {
         // Once taken, there is room again.
         inbox.offer(frame(99));
         assert_eq!(inbox.take().len(), 1);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_frame_kept_before_or_while_the_caller_waits_is_heard_once() {
+        let inbox = Arc::new(ProgressInbox::default());
+        inbox.offer(frame(1));
+        tokio::time::timeout(Duration::from_secs(5), inbox.heard())
+            .await
+            .expect("a frame kept before the caller waits is heard at once");
+        assert!(inbox.heard().now_or_never().is_none(), "heard once, not again");
+        let offering = tokio::spawn({
+            let inbox = inbox.clone();
+            async move {
+                tokio::task::yield_now().await;
+                inbox.offer(frame(2));
+            }
+        });
+        tokio::time::timeout(Duration::from_secs(5), inbox.heard())
+            .await
+            .expect("a frame kept while the caller waits wakes it");
+        offering.await.unwrap();
+        assert_eq!(inbox.take().len(), 2);
     }
 }
