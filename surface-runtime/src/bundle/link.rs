@@ -22,11 +22,11 @@ use crate::dispatch::{CloseSignal, Dispatch};
 use crate::failure::{Failure, FailureKind};
 use crate::member::{Change, ChangeStream, Write};
 use crate::spec::SurfaceSpec;
-use crate::sync::OnDrop;
+use crate::sync::{OnDrop, lock};
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub(crate) use crate::sync::Dispose;
@@ -89,7 +89,11 @@ enum Slot {
 pub(crate) struct Link {
     dial: Dial,
     redial: Redial,
-    slot: tokio::sync::Mutex<Slot>,
+    /// What the link holds; never locked across an await, so the live connection is had
+    /// with one uncontended lock a request.
+    slot: Mutex<Slot>,
+    /// Held while dialling: one dial however many ask at once.
+    dialling: tokio::sync::Mutex<()>,
     /// The first transport failure any request through the link met, whatever its caller
     /// then made of it.
     lost: OnceLock<Failure>,
@@ -109,35 +113,53 @@ impl Link {
         Arc::new(Link {
             dial,
             redial,
-            slot: tokio::sync::Mutex::new(slot),
+            slot: Mutex::new(slot),
+            dialling: tokio::sync::Mutex::new(()),
             lost: OnceLock::new(),
         })
     }
 
+    /// The connection held, or the failure that stands, when there is one to answer with.
+    fn held(&self) -> Option<Result<Arc<Connection>, Failure>> {
+        match &*lock(&self.slot) {
+            Slot::Live(c) if !(matches!(self.redial, Redial::Backoff) && c.is_closed()) => {
+                Some(Ok(c.clone()))
+            }
+            Slot::Failed(f) => Some(Err(f.clone())),
+            _ => None,
+        }
+    }
+
+    /// Holds `next` in the slot, dropping what it held after the lock is let go.
+    fn hold(&self, next: Slot) {
+        let previous = std::mem::replace(&mut *lock(&self.slot), next);
+        drop(previous);
+    }
+
     /// The live connection, dialling when there is none (one dial however many ask at once).
     pub(crate) async fn get(self: &Arc<Self>) -> Result<Arc<Connection>, Failure> {
-        let mut slot = self.slot.lock().await;
-        match &*slot {
-            Slot::Live(c) if !(matches!(self.redial, Redial::Backoff) && c.is_closed()) => {
-                return Ok(c.clone());
-            }
-            Slot::Failed(f) => return Err(f.clone()),
-            _ => {}
+        if let Some(held) = self.held() {
+            return held;
+        }
+        let _dialling = self.dialling.lock().await;
+        // Another caller may have dialled while this one waited.
+        if let Some(held) = self.held() {
+            return held;
         }
         // A closed connection is closed before the next is dialled.
-        *slot = Slot::Empty;
+        self.hold(Slot::Empty);
         match self.redial {
             Redial::Once => {
                 let answer = (self.dial)().await.map(Arc::new);
-                *slot = match &answer {
+                self.hold(match &answer {
                     Ok(c) => Slot::Live(c.clone()),
                     Err(f) => Slot::Failed(f.clone()),
-                };
+                });
                 answer
             }
             Redial::Backoff => {
                 let c = Arc::new((self.dial)().await?);
-                *slot = Slot::Live(c.clone());
+                self.hold(Slot::Live(c.clone()));
                 Ok(c)
             }
             Redial::OnClose {
@@ -167,7 +189,7 @@ impl Link {
                             }
                         });
                     }
-                    *slot = Slot::Live(c.clone());
+                    self.hold(Slot::Live(c.clone()));
                     return Ok(c);
                 }
                 Err(born_dead())
@@ -178,9 +200,11 @@ impl Link {
     /// Drops `c` from the link if it is still the one held (by identity), so the next request
     /// dials afresh.
     pub(crate) async fn discard(&self, c: &Arc<Connection>) {
-        let mut slot = self.slot.lock().await;
+        let mut slot = lock(&self.slot);
         if matches!(&*slot, Slot::Live(held) if Arc::ptr_eq(held, c)) {
-            *slot = Slot::Empty;
+            let held = std::mem::replace(&mut *slot, Slot::Empty);
+            drop(slot);
+            drop(held);
         }
     }
 
