@@ -165,3 +165,74 @@ async fn a_layer_sees_every_argv_call_and_its_refusal_exits_refused_before_the_t
     // Holding every scope the surface declares (no `--scope`, no `Cli::scopes`).
     assert!(seen[0].2.iter().any(|s| s == "ops.admin"), "{seen:?}");
 }
+
+/// Panics on `proc_kill`: a call that panics while it runs.
+#[derive(Clone, Default)]
+struct PanicsOnKill;
+
+impl CallLayer for PanicsOnKill {
+    fn admit(&self, call: &CallInfo<'_>) -> Result<(), String> {
+        if call.tool() == "proc_kill" {
+            panic!("the kill switch is wired wrong");
+        }
+        Ok(())
+    }
+}
+
+/// A call that panics is answered with a failure saying so, and the connection goes on
+/// answering: the calls before and after it on the same connection are answered too.
+async fn a_call_that_panics_is_answered_and_the_connection_goes_on(name: &str) {
+    let dir = common::daemon::socket_dir(name);
+    let path = dir.join("ops.sock");
+    let _server = serve_unix_socket_with(
+        &path,
+        Arc::new(ops::Ops::new()),
+        ops::EXPOSE,
+        WireOptions::default().layer(PanicsOnKill),
+    )
+    .unwrap();
+    let answers = tokio::task::spawn_blocking(move || {
+        let mut stream = UnixStream::connect(&path).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut lines = BufReader::new(stream.try_clone().unwrap());
+        let mut greeting = String::new();
+        lines.read_line(&mut greeting).unwrap();
+        // Pipelined: all three are sent before any answer is read.
+        for frame in [
+            json!({"id": 1, "op": "call", "procedure": "load.sample", "input": {}}),
+            json!({"id": 2, "op": "call", "procedure": "proc.kill", "input": {"pid": 1}}),
+            json!({"id": 3, "op": "call", "procedure": "load.sample", "input": {}}),
+        ] {
+            writeln!(stream, "{frame}").unwrap();
+        }
+        let mut answers: Vec<Value> = (0..3)
+            .map(|_| {
+                let mut line = String::new();
+                lines.read_line(&mut line).unwrap();
+                serde_json::from_str(&line).unwrap()
+            })
+            .collect();
+        answers.sort_by_key(|a| a["id"].as_u64());
+        answers
+    })
+    .await
+    .unwrap();
+    assert!(answers[0].get("ok").is_some(), "{}", answers[0]);
+    assert_eq!(
+        answers[1]["err"]["message"], "the call panicked: the kill switch is wired wrong",
+        "{}",
+        answers[1]
+    );
+    assert!(answers[2].get("ok").is_some(), "{}", answers[2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_call_that_panics_is_answered_on_a_current_thread_runtime() {
+    a_call_that_panics_is_answered_and_the_connection_goes_on("panic-current").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_panics_is_answered_on_a_multi_thread_runtime() {
+    a_call_that_panics_is_answered_and_the_connection_goes_on("panic-multi").await;
+}

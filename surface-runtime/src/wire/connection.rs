@@ -20,6 +20,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Semaphore, mpsc};
@@ -59,31 +60,54 @@ fn hidden(surface: &str, what: &str, name: &str) -> Failure {
     )
 }
 
-/// The line for `frame`, or, when it would exceed [`MAX_FRAME`] (which the peer's decoder
-/// refuses, dropping the whole connection), an error frame answering the same request.
-fn encode(frame: &ReplyFrame) -> Option<String> {
-    let line = serde_json::to_string(frame).ok()?;
-    if line.len() <= MAX_FRAME {
-        return Some(line);
+/// Appends the line for `frame` to `batch`, or, when it would exceed [`MAX_FRAME`] (which the
+/// peer's decoder refuses, dropping the whole connection), an error frame answering the same
+/// request. Written in place: a `String` of its own cost an allocation and a copy a frame.
+fn encode_into(frame: &ReplyFrame, batch: &mut Vec<u8>) {
+    let start = batch.len();
+    if serde_json::to_writer(&mut *batch, frame).is_err() {
+        batch.truncate(start);
+        return;
     }
-    let what = match frame.reply {
-        Reply::Change(_) => "a change on this watch",
-        _ => "the answer to this request",
-    };
-    let refusal = ReplyFrame {
-        id: frame.id,
-        reply: Reply::Err(Failure::new(
-            FailureKind::Error,
-            format!(
-                "{what} was too large to send: {} bytes, over the wire's limit of {MAX_FRAME} bytes — ask for less (one item rather than the whole member)",
-                line.len()
-            ),
-        )),
-    };
-    serde_json::to_string(&refusal).ok()
+    let len = batch.len() - start;
+    if len > MAX_FRAME {
+        batch.truncate(start);
+        let what = match frame.reply {
+            Reply::Change(_) => "a change on this watch",
+            _ => "the answer to this request",
+        };
+        let refusal = ReplyFrame {
+            id: frame.id,
+            reply: Reply::Err(Failure::new(
+                FailureKind::Error,
+                format!(
+                    "{what} was too large to send: {len} bytes, over the wire's limit of {MAX_FRAME} bytes — ask for less (one item rather than the whole member)"
+                ),
+            )),
+        };
+        if serde_json::to_writer(&mut *batch, &refusal).is_err() {
+            batch.truncate(start);
+            return;
+        }
+    }
+    batch.push(b'\n');
 }
 
 type Watches = Arc<Mutex<HashMap<u64, JoinHandle<()>>>>;
+
+/// Queues `frame` for the writer: at once when the queue has room, else waiting for room
+/// until the connection is gone (`Err` then).
+async fn queue(tx: &mpsc::Sender<ReplyFrame>, frame: ReplyFrame, gone: &CancellationToken) -> Result<(), ()> {
+    let frame = match tx.try_send(frame) {
+        Ok(()) => return Ok(()),
+        Err(mpsc::error::TrySendError::Closed(_)) => return Err(()),
+        Err(mpsc::error::TrySendError::Full(frame)) => frame,
+    };
+    tokio::select! {
+        sent = tx.send(frame) => sent.map_err(drop),
+        () = gone.cancelled() => Err(()),
+    }
+}
 
 pub(super) async fn serve_connection<S, R, W>(
     surface: Arc<S>,
@@ -103,18 +127,16 @@ pub(super) async fn serve_connection<S, R, W>(
     // Bounded: a client that does not read its answers fills this queue, which holds back the
     // requests answering into it, which hold the in-flight permits, which stop the reading.
     let (tx, mut rx) = mpsc::channel::<ReplyFrame>(options.reply_queue);
-    // Fires when the writer fails: nobody reads the answers any more, so stop reading requests.
-    let gone = CancellationToken::new();
+    // Fires when the writer fails (nobody reads the answers any more) or a shutdown closes the
+    // connection: either way, stop reading requests. One token, so the reader checks once.
+    let gone = stopping.closing.child_token();
     let writer_gone = gone.clone();
     let writer_task = tokio::spawn(async move {
         let _gone = writer_gone.drop_guard();
         let mut writer = writer;
-        // A reply too large to send was already turned into a refusal by `encode`.
+        // A reply too large to send is turned into a refusal by `encode_into`.
         let line = |frame: ReplyFrame, batch: &mut Vec<u8>| {
-            if let Some(line) = encode(&frame) {
-                batch.extend_from_slice(line.as_bytes());
-                batch.push(b'\n');
-            }
+            encode_into(&frame, batch);
             0
         };
         let _ = write_batches(&mut rx, &mut writer, BATCH, line, &mut ()).await;
@@ -158,18 +180,30 @@ pub(super) async fn serve_connection<S, R, W>(
     // Shared by every request of the connection (the grants are not copied per request).
     let options = Arc::new(options);
     let mut lines = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_FRAME));
+    let inline =
+        tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread;
     loop {
         // A permit before reading: with `max_in_flight` requests running, the socket is not
         // read until one of them has queued its answer.
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
-            _ = gone.cancelled() => break,
-            _ = stopping.closing.cancelled() => break,
+        // A free permit and a line already read are taken without a select: its `cancelled()`
+        // registers with the token under its lock and leaves it again, every frame. Checked
+        // first, so input that is always ready cannot hide the end.
+        if gone.is_cancelled() {
+            break;
+        }
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => tokio::select! {
+                permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+                _ = gone.cancelled() => break,
+            },
         };
-        let line = tokio::select! {
-            line = lines.next() => line,
-            _ = gone.cancelled() => break,
-            _ = stopping.closing.cancelled() => break,
+        let line = match lines.next().now_or_never() {
+            Some(line) => line,
+            None => tokio::select! {
+                line = lines.next() => line,
+                _ = gone.cancelled() => break,
+            },
         };
         let Some(Ok(line)) = line else { break };
         let frame: RequestFrame = match serde_json::from_str(&line) {
@@ -231,25 +265,49 @@ pub(super) async fn serve_connection<S, R, W>(
         let surface = surface.clone();
         // Owed an answer until it is queued for the writer.
         let flight = stopping.calls.flight();
-        let calls = calls.clone();
-        tokio::spawn(async move {
-            // A handler that panics is answered with a failure saying so, not left unanswered.
-            let answered = std::panic::AssertUnwindSafe(handle(&surface, &connection, frame))
+        // A handler that panics is answered with a failure saying so, not left unanswered.
+        let mut answered = Box::pin(async move {
+            std::panic::AssertUnwindSafe(handle(&surface, &connection, frame))
                 .catch_unwind()
-                .map(|ended| ended.unwrap_or_else(|payload| Some(Reply::Err(panicked(payload.as_ref())))));
-            tokio::select! {
-                reply = answered => {
-                    if let Some(reply) = reply {
-                        let tx = &connection.tx;
-                        let _ = tx.send(ReplyFrame { id, reply }).await;
-                    }
-                }
-                // A shutdown past its drain timeout drops the call, as a cancelled MCP call is.
-                _ = calls.cancelled() => {}
-            }
-            drop(flight);
-            drop(permit);
+                .await
+                .unwrap_or_else(|payload| Some(Reply::Err(panicked(payload.as_ref()))))
         });
+        // On a current-thread runtime, where its task would run on this thread anyway, the
+        // call is polled here first, and one that does not wait is answered without a task of
+        // its own. On a multi-thread runtime it always gets one: it may run on another worker
+        // while this one reads on.
+        let first = match inline {
+            true => std::future::poll_fn(|cx| Poll::Ready(answered.as_mut().poll(cx))).await,
+            false => Poll::Pending,
+        };
+        match first {
+            Poll::Ready(reply) => {
+                if let Some(reply) = reply
+                    && queue(&tx, ReplyFrame { id, reply }, &gone).await.is_err()
+                {
+                    break;
+                }
+                drop(flight);
+                drop(permit);
+            }
+            Poll::Pending => {
+                let (calls, tx) = (calls.clone(), tx.clone());
+                tokio::spawn(async move {
+                    tokio::select! {
+                        reply = answered => {
+                            if let Some(reply) = reply {
+                                let _ = tx.send(ReplyFrame { id, reply }).await;
+                            }
+                        }
+                        // A shutdown past its drain timeout drops the call, as a cancelled MCP
+                        // call is.
+                        _ = calls.cancelled() => {}
+                    }
+                    drop(flight);
+                    drop(permit);
+                });
+            }
+        }
     }
     let closing = stopping.closing.is_cancelled();
     let open: Vec<(u64, JoinHandle<()>)> = lock(&watches).drain().collect();
