@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::sync::CancellationToken;
@@ -94,6 +94,38 @@ fn encode_into(frame: &ReplyFrame, batch: &mut Vec<u8>) {
 }
 
 type Watches = Arc<Mutex<HashMap<u64, JoinHandle<()>>>>;
+
+/// What a call read from the connection holds until its reply is queued: its place in the
+/// shutdown's count and its in-flight permit.
+struct Owed {
+    id: u64,
+    _flight: crate::drain::Flight,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Owed {
+    /// Runs `answered` on a task of its own and queues its reply on `tx`; a shutdown past its
+    /// drain timeout (`calls`) drops the call instead, as a cancelled MCP call is.
+    fn answer_on_task(
+        self,
+        answered: impl Future<Output = Option<Reply>> + Send + 'static,
+        tx: mpsc::Sender<ReplyFrame>,
+        calls: CancellationToken,
+    ) {
+        tokio::spawn(async move {
+            tokio::select! {
+                reply = answered => {
+                    if let Some(reply) = reply {
+                        let _ = tx.send(ReplyFrame { id: self.id, reply }).await;
+                    }
+                }
+                _ = calls.cancelled() => {}
+            }
+            // Owed no more: the flight and the permit go with `self`.
+            drop(self);
+        });
+    }
+}
 
 /// Queues `frame` for the writer: at once when the queue has room, else waiting for room
 /// until the connection is gone (`Err` then).
@@ -266,47 +298,37 @@ pub(super) async fn serve_connection<S, R, W>(
         // Owed an answer until it is queued for the writer.
         let flight = stopping.calls.flight();
         // A handler that panics is answered with a failure saying so, not left unanswered.
+        // Boxed here, also for a task: spawning moves its future several times, and a call's
+        // is large (unboxed, the daemon's `memcpy` grew from ~1,200 to ~2,800 instructions a call).
         let mut answered = Box::pin(async move {
             std::panic::AssertUnwindSafe(handle(&surface, &connection, frame))
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|payload| Some(Reply::Err(panicked(payload.as_ref()))))
         });
-        // On a current-thread runtime, where its task would run on this thread anyway, the
-        // call is polled here first, and one that does not wait is answered without a task of
-        // its own. On a multi-thread runtime it always gets one: it may run on another worker
-        // while this one reads on.
-        let first = match inline {
-            true => std::future::poll_fn(|cx| Poll::Ready(answered.as_mut().poll(cx))).await,
-            false => Poll::Pending,
+        let owed = Owed {
+            id,
+            _flight: flight,
+            _permit: permit,
         };
-        match first {
+        if !inline {
+            // On a multi-thread runtime every call has its task: it may run on another worker
+            // while this one reads on.
+            owed.answer_on_task(answered, tx.clone(), calls.clone());
+            continue;
+        }
+        // On a current-thread runtime its task would run on this thread anyway: the call is
+        // polled here first, and one that does not wait is answered without a task.
+        match std::future::poll_fn(|cx| Poll::Ready(answered.as_mut().poll(cx))).await {
             Poll::Ready(reply) => {
                 if let Some(reply) = reply
                     && queue(&tx, ReplyFrame { id, reply }, &gone).await.is_err()
                 {
                     break;
                 }
-                drop(flight);
-                drop(permit);
+                drop(owed);
             }
-            Poll::Pending => {
-                let (calls, tx) = (calls.clone(), tx.clone());
-                tokio::spawn(async move {
-                    tokio::select! {
-                        reply = answered => {
-                            if let Some(reply) = reply {
-                                let _ = tx.send(ReplyFrame { id, reply }).await;
-                            }
-                        }
-                        // A shutdown past its drain timeout drops the call, as a cancelled MCP
-                        // call is.
-                        _ = calls.cancelled() => {}
-                    }
-                    drop(flight);
-                    drop(permit);
-                });
-            }
+            Poll::Pending => owed.answer_on_task(answered, tx.clone(), calls.clone()),
         }
     }
     let closing = stopping.closing.is_cancelled();
