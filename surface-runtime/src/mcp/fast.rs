@@ -12,6 +12,7 @@
 //! paths cannot drift; what each transport adds (a session's lifecycle on stdio, headers and
 //! progress streams on HTTP) is said in its own module.
 
+use super::asking::SharedPeer;
 use super::session::{Handler, Session};
 use rmcp::ErrorData;
 use rmcp::model::{ClientRequest, GetExtensions, RequestId, RequestMetaObject, ServerResult};
@@ -37,16 +38,16 @@ pub(crate) fn answers_only(request: &ClientRequest) -> bool {
     )
 }
 
-/// The handler's context for `request`, as rmcp's loop builds it: the request's `_meta` and
+/// The handler's context for `request` with (a clone of) `peer`, as rmcp's loop builds it: the request's `_meta` and
 /// extensions move into it (so its progress token goes with them), under `ct` (or a token of
 /// its own, which the caller links as the call needs: `cancel::following`).
 pub(crate) fn context(
     request: &mut ClientRequest,
     id: RequestId,
-    peer: Peer<RoleServer>,
+    peer: &SharedPeer,
     ct: Option<CancellationToken>,
 ) -> RequestContext<RoleServer> {
-    let mut context = RequestContext::new(id, peer);
+    let mut context = RequestContext::new(id, Peer::clone(peer));
     if let Some(ct) = ct {
         context.ct = ct;
     }
@@ -65,12 +66,14 @@ pub(crate) fn context(
 /// box: through the session front (`session.rs`), so our checks of a 2026-07-28 request's
 /// `_meta` run (now) before rmcp's dispatch to `handler` — or, for a `tools/call` that dispatch
 /// would let through unchanged, before the one method answered as it answers without building it
-/// (`call_in_legacy_session`, `call_in_2026_era`).
+/// (`call_in_legacy_session`, `call_in_2026_era`). `peer`: the one `context` was given a clone
+/// of, which a call shares rather than cloning again (`asking::CallPeer`).
 pub(crate) fn dispatch<T: Send + 'static>(
     handler: Handler,
     request: ClientRequest,
     context: RequestContext<RoleServer>,
+    peer: SharedPeer,
     finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
 ) -> std::pin::Pin<Box<dyn Future<Output = T> + Send>> {
-    Session::new(handler).answer(request, context, finish)
+    Session::new(handler).answer(request, context, peer, finish)
 }

@@ -49,13 +49,13 @@ use bytes::Bytes;
 use futures::future::Either;
 use http_body_util::{BodyExt, Full};
 use hyper::http::request::Parts;
+use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcRequest,
     ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::{Peer, RoleServer};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -138,7 +138,7 @@ pub(crate) struct HttpBypass {
     epoch: Instant,
     /// A peer for stateless requests, which (on this path) never send through it: the
     /// handler's context needs one, and rmcp makes them only in its service loop.
-    quiet: Peer<RoleServer>,
+    quiet: super::asking::SharedPeer,
     _quiet_loop: RunningService<RoleServer, Session>,
     /// The handler of every stateless request: a plain request reads nothing of its session's
     /// state (its log level and capabilities come from its own `_meta`), so one serves all.
@@ -170,7 +170,7 @@ impl HttpBypass {
             stop.child_token(),
         );
         HttpBypass {
-            quiet: quiet_loop.peer().clone(),
+            quiet: Arc::new(quiet_loop.peer().clone()),
             _quiet_loop: quiet_loop,
             stateless,
             shared,
@@ -326,9 +326,16 @@ impl HttpBypass {
         let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
         let mut inner = request.request;
-        let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone(), Some(ct));
+        let mut context = super::fast::context(&mut inner, request.id, &self.quiet, Some(ct));
         keep_parts(parts, &mut context);
-        let answer = super::fast::dispatch(handler, inner, context, std::convert::identity).await;
+        let answer = super::fast::dispatch(
+            handler,
+            inner,
+            context,
+            self.quiet.clone(),
+            std::convert::identity,
+        )
+        .await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
             Err(error) => {
@@ -373,9 +380,9 @@ impl HttpBypass {
         };
         let handler = Handler::new(self.shared.clone(), state);
         let mut inner = request.request;
-        let mut context = super::fast::context(&mut inner, request.id, peer, Some(ct.child_token()));
+        let mut context = super::fast::context(&mut inner, request.id, &peer, Some(ct.child_token()));
         keep_parts(parts, &mut context);
-        let mut dispatch = super::fast::dispatch(handler, inner, context, std::convert::identity);
+        let mut dispatch = super::fast::dispatch(handler, inner, context, peer, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
             // Ready at once: answered without a task of its own (a spawn, often a wake-up of
             // another worker, a join), which one client waits out on every call (bench/NOTES.md).

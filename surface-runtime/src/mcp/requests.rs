@@ -135,8 +135,8 @@ impl Serving<'_> {
     /// `tools/call`: a failure of the tool is a result (`isError`), an unknown tool an error.
     /// Its arguments, responses and state are taken out of `request`; the name stays, for the
     /// caller's record of the call (borrowed, not copied). `modern`: whether the request is of
-    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller); `known`: the
-    /// client's capabilities when the caller read them from the request already. `context` stays
+    /// the 2026-07-28 era ([`super::era::modern`], read once by the caller); `held`: what the
+    /// caller holds for it already ([`super::asking::Held`]). `context` stays
     /// the caller's: a 2026-07-28 call's `_meta` is given back to its connection after
     /// ([`super::meta_memo`]). Not an `async fn`, which would hold its arguments twice.
     #[allow(clippy::manual_async_fn)]
@@ -145,7 +145,7 @@ impl Serving<'_> {
         request: &'a mut CallToolRequestParams,
         context: &'a RequestContext<RoleServer>,
         modern: bool,
-        known: Option<Box<ClientCapabilities>>,
+        held: super::asking::Held,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
         async move {
             let generation = self.shared.current();
@@ -174,7 +174,7 @@ impl Serving<'_> {
                 }
             }
             if entry.task != TaskSupport::Never {
-                let declared = match &known {
+                let declared = match &held.capabilities {
                     Some(known) => known.supports_tasks(),
                     None => context.client_capabilities().is_some_and(|c| c.supports_tasks()),
                 };
@@ -190,7 +190,7 @@ impl Serving<'_> {
             let round = if modern {
                 super::asking::Round::modern(
                     context,
-                    known,
+                    held,
                     "tools/call",
                     name,
                     super::asking::Arguments::Tool(request.arguments.as_ref()),
@@ -198,7 +198,7 @@ impl Serving<'_> {
                     request.request_state.take(),
                 )?
             } else {
-                super::asking::Round::legacy(context, self.shared.settings.ask_timeout)
+                super::asking::Round::legacy(context, held.peer, self.shared.settings.ask_timeout)
             };
             let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
                 serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
@@ -330,7 +330,7 @@ impl Serving<'_> {
         let round = if super::era::modern(&context) {
             super::asking::Round::modern(
                 &context,
-                None,
+                super::asking::Held::default(),
                 "prompts/get",
                 &request.name,
                 super::asking::Arguments::Prompt(request.arguments.as_ref()),
@@ -338,7 +338,7 @@ impl Serving<'_> {
                 request.request_state,
             )?
         } else {
-            super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
+            super::asking::Round::legacy(&context, None, self.shared.settings.ask_timeout)
         };
         let call = super::context::for_request(&context, self.log, &round, self.principal(&context));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));

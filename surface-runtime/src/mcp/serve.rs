@@ -122,7 +122,7 @@ impl ServedMcp {
             )
             .await
             .map_err(|e| ServeError(format!("the connection did not open: {e}")))?;
-        let _ = opened.set(running.peer().clone());
+        let _ = opened.set(Arc::new(running.peer().clone()));
         Ok(Connection { running })
     }
 

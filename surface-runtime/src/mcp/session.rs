@@ -8,6 +8,7 @@
 //! decided here; every request is observed here (`observe.rs`: its span, its metrics), the one
 //! place every face passes.
 
+use super::asking::{Held, SharedPeer};
 use super::context::LogFilter;
 use super::generation::Generation;
 use super::observe::{self, Target};
@@ -19,7 +20,7 @@ use crate::sync::lock;
 use futures::future::BoxFuture;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::borrow::Cow;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +30,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Default)]
 pub(crate) struct SessionState {
     /// The peer of a session opened by `initialize`, told when the lists change.
-    pub(crate) legacy_peer: Mutex<Option<Peer<RoleServer>>>,
+    /// Shared: the fast paths hand it to each call they answer (`asking::CallPeer`).
+    pub(crate) legacy_peer: Mutex<Option<SharedPeer>>,
     /// Set by `initialize` in a session rmcp opened with it, not the 2026-07-28 way (where rmcp
     /// asks every request for its `_meta`, even after a stray `initialize`): only there is a
     /// call without `_meta` answered by [`call_in_legacy_session`].
@@ -115,15 +117,15 @@ impl Handler {
     }
 
     /// `tools/call`, recorded (its span and metrics), for a request whose era the caller read
-    /// (`modern`: [`super::era::modern`]; `known`: the client's capabilities, when the caller
-    /// read them from the request already), in `context`, which stays the caller's, as the
+    /// (`modern`: [`super::era::modern`]; `held`: what the caller holds for it already,
+    /// [`super::asking::Held`]), in `context`, which stays the caller's, as the
     /// request does (held once, in the caller's future, not moved into this one too).
     fn call_tool_in<'a>(
         &'a self,
         request: &'a mut CallToolRequestParams,
         context: &'a RequestContext<RoleServer>,
         modern: bool,
-        known: Option<Box<ClientCapabilities>>,
+        held: super::asking::Held,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
         use tracing::Instrument;
         async move {
@@ -132,7 +134,7 @@ impl Handler {
             // not move it again): with it inline, the answer's box (`Session::answer`) was
             // 1.6 KiB, past the allocator's per-thread cache (1,032 bytes), and each call paid a
             // trip through its bins and a consolidation; two cached boxes cost a fraction.
-            let answer = Box::pin(self.serving().call(request, context, modern, known))
+            let answer = Box::pin(self.serving().call(request, context, modern, held))
                 .instrument(call.span())
                 .await;
             let name = request.name.as_ref();
@@ -212,7 +214,7 @@ impl ServerHandler for Handler {
         let mut result = self.negotiate_initialize(&request)?;
         result.capabilities = super::views::told(result.capabilities, Some(&request.capabilities));
         result.instructions = self.shared.instructions.read();
-        *lock(&self.state.legacy_peer) = Some(context.peer.clone());
+        *lock(&self.state.legacy_peer) = Some(Arc::new(context.peer.clone()));
         self.state.opened.get_or_init(observe::Gauged::session);
         #[cfg(feature = "http")]
         SessionSlot::record(&context, &self.state);
@@ -349,7 +351,8 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let modern = super::era::modern(&context);
-        self.call_tool_in(&mut request, &context, modern, None).await
+        self.call_tool_in(&mut request, &context, modern, Held::default())
+            .await
     }
 
     async fn complete(
@@ -513,11 +516,13 @@ impl Session {
     /// holds the session, the request and the dispatch together, where boxing the dispatch and
     /// then what finished it took two allocations and a move of each per request. The box is
     /// sized to the dispatch: rmcp's is as large as its largest handler's, a legacy call alone
-    /// ([`call_in_legacy_session`]) a fraction of it.
+    /// ([`call_in_legacy_session`]) a fraction of it. `peer`: the context's peer, which the
+    /// fast path holds shared, for a call's questions ([`super::asking::CallPeer`]).
     pub(crate) fn answer<T: Send + 'static>(
         self,
         mut request: ClientRequest,
         mut context: RequestContext<RoleServer>,
+        peer: SharedPeer,
         finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
     ) -> Pin<Box<dyn Future<Output = T> + Send>> {
         // A call's `_meta` lent by the stdio connection's memory (`jsonrpc::settle_meta`): the
@@ -534,7 +539,7 @@ impl Session {
                 if !modern && named.is_none() && self.opened_by_initialize() =>
             {
                 Box::pin(answered(
-                    call_in_legacy_session(self.handler, call.params, context),
+                    call_in_legacy_session(self.handler, call.params, context, peer),
                     finish,
                 ))
             }
@@ -543,7 +548,11 @@ impl Session {
                     .filter(|_| modern)
                     .and_then(|named| self.meta_let_through(named, &context)) =>
             {
-                let call = call_in_2026_era(self.handler, call.params, context, capabilities, lent);
+                let held = Held {
+                    capabilities: Some(capabilities),
+                    peer: Some(peer),
+                };
+                let call = call_in_2026_era(self.handler, call.params, context, held, lent);
                 Box::pin(answered(call, finish))
             }
             request => {
@@ -623,11 +632,16 @@ fn call_in_legacy_session(
     handler: Handler,
     mut params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
+    peer: SharedPeer,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     // Not an `async fn`: one would hold its arguments twice (as arguments and as the locals
     // they are moved to).
     async move {
-        let response = handler.call_tool_in(&mut params, &context, false, None).await?;
+        let held = Held {
+            capabilities: None,
+            peer: Some(peer),
+        };
+        let response = handler.call_tool_in(&mut params, &context, false, held).await?;
         // rmcp's `client_capabilities()`, read in place rather than cloned out, and only for a
         // task handle (reading the session's takes its peer's lock).
         let declared_tasks = || match context.meta.client_capabilities() {
@@ -648,7 +662,8 @@ fn call_in_legacy_session(
 }
 
 /// `tools/call` of the 2026-07-28 era whose `_meta` rmcp's dispatch lets through
-/// ([`Session::meta_let_through`], which read the client's `capabilities` from it; `lent`: the
+/// ([`Session::meta_let_through`], which read the client's capabilities from it, `held` with
+/// the fast path's peer; `lent`: the
 /// `_meta` is the connection memory's, given back at the end), answered as
 /// that dispatch answers it (rmcp 3.11, `Service::handle_request` of `handler/server.rs`): the
 /// handler's answer, a task handle refused unless the client declared tasks, and the result
@@ -661,15 +676,13 @@ fn call_in_2026_era(
     handler: Handler,
     mut params: CallToolRequestParams,
     context: RequestContext<RoleServer>,
-    capabilities: Box<ClientCapabilities>,
+    held: Held,
     lent: bool,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     async move {
         let mut context = context;
-        let declared_tasks = capabilities.supports_tasks();
-        let response = handler
-            .call_tool_in(&mut params, &context, true, Some(capabilities))
-            .await;
+        let declared_tasks = held.capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+        let response = handler.call_tool_in(&mut params, &context, true, held).await;
         if lent {
             // Unchanged: the call only borrowed the context.
             handler

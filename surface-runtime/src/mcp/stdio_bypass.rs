@@ -34,13 +34,13 @@
 //! connection's, which rmcp cancels when the connection ends: a call that waits follows it
 //! (`cancel::following`), one that ends in its first poll has nothing to follow.
 
+use super::asking::SharedPeer;
 use super::fast;
 use super::meta_memo::MetaMemo;
 use super::session::Handler;
 use super::transport::{Bypass, Taken};
 use crate::sync::lock;
 use rmcp::model::{ClientRequest, JsonRpcRequest, ServerJsonRpcMessage};
-use rmcp::{Peer, RoleServer};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
@@ -51,7 +51,7 @@ pub(crate) struct StdioBypass {
     ct: CancellationToken,
     /// The connection's peer, once rmcp has opened the connection: what a session opened the
     /// 2026-07-28 way (no `initialize`) answers with.
-    opened: Arc<OnceLock<Peer<RoleServer>>>,
+    opened: Arc<OnceLock<SharedPeer>>,
 }
 
 impl StdioBypass {
@@ -64,12 +64,12 @@ impl StdioBypass {
     }
 
     /// Where the connection's peer goes once rmcp has opened it.
-    pub(crate) fn opened(&self) -> Arc<OnceLock<Peer<RoleServer>>> {
+    pub(crate) fn opened(&self) -> Arc<OnceLock<SharedPeer>> {
         self.opened.clone()
     }
 
     /// The peer to answer `request` with, or none when it is rmcp's loop's to answer.
-    fn peer_for(&self, request: &ClientRequest) -> Option<Peer<RoleServer>> {
+    fn peer_for(&self, request: &ClientRequest) -> Option<SharedPeer> {
         let legacy = lock(&self.handler.state.legacy_peer);
         match super::era::named_version(super::jsonrpc::meta_of(request)) {
             None => legacy.clone(),
@@ -97,7 +97,7 @@ impl Bypass for StdioBypass {
         };
         // The call's own token, not a child of the connection's: the transport links it once
         // the call waits (`follows`), and a call ending in its first poll (most) never does.
-        let context = fast::context(&mut request.request, request.id.clone(), peer, None);
+        let context = fast::context(&mut request.request, request.id.clone(), &peer, None);
         let cancel = context.ct.clone();
         if self.ct.is_cancelled() {
             // As a child of a cancelled token is born cancelled.
@@ -105,7 +105,7 @@ impl Bypass for StdioBypass {
         }
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
-        let answer = fast::dispatch(handler, request, context, move |answer| match answer {
+        let answer = fast::dispatch(handler, request, context, peer, move |answer| match answer {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         });
