@@ -119,7 +119,9 @@ pub(crate) type SharedPeer = Arc<Peer<RoleServer>>;
 /// channel's sender) is nine atomic increments and its drop nine decrements, a shared one
 /// one of each: a legacy stdio call's atomic operations were ~15 % this clone (bench/NOTES.md).
 pub(crate) enum CallPeer {
+    /// A clone of the context's (rmcp's loop, or a round outside the fast paths).
     Cloned(Peer<RoleServer>),
+    /// The session's, as the fast path holds it.
     Shared(SharedPeer),
 }
 

@@ -38,9 +38,9 @@ pub(crate) fn answers_only(request: &ClientRequest) -> bool {
     )
 }
 
-/// The handler's context for `request` with (a clone of) `peer`, as rmcp's loop builds it: the request's `_meta` and
-/// extensions move into it (so its progress token goes with them), under `ct` (or a token of
-/// its own, which the caller links as the call needs: `cancel::following`).
+/// The handler's context for `request`, with a clone of `peer`, as rmcp's loop builds it: the
+/// request's `_meta` and extensions move into it (so its progress token goes with them), under
+/// `ct` (or a token of its own, which the caller links as the call needs: `cancel::following`).
 pub(crate) fn context(
     request: &mut ClientRequest,
     id: RequestId,
