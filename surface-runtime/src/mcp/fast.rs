@@ -38,16 +38,26 @@ pub(crate) fn answers_only(request: &ClientRequest) -> bool {
     )
 }
 
+/// A request's handler context, as rmcp's loop builds it, beside the session's peer it holds a
+/// clone of: kept together, so the call shares that very peer rather than cloning it again
+/// (`asking::CallPeer`).
+pub(crate) struct CallContext {
+    /// What the handler is given (a transport adds what it knows of the request to it).
+    pub(crate) context: RequestContext<RoleServer>,
+    /// The peer `context` holds a clone of.
+    peer: SharedPeer,
+}
+
 /// The handler's context for `request`, with a clone of `peer`, as rmcp's loop builds it: the
 /// request's `_meta` and extensions move into it (so its progress token goes with them), under
 /// `ct` (or a token of its own, which the caller links as the call needs: `cancel::following`).
 pub(crate) fn context(
     request: &mut ClientRequest,
     id: RequestId,
-    peer: &SharedPeer,
+    peer: SharedPeer,
     ct: Option<CancellationToken>,
-) -> RequestContext<RoleServer> {
-    let mut context = RequestContext::new(id, Peer::clone(peer));
+) -> CallContext {
+    let mut context = RequestContext::new(id, Peer::clone(&peer));
     if let Some(ct) = ct {
         context.ct = ct;
     }
@@ -59,21 +69,19 @@ pub(crate) fn context(
         context.meta = meta;
     }
     std::mem::swap(&mut context.extensions, extensions);
-    context
+    CallContext { context, peer }
 }
 
 /// Answers `request` as rmcp's loop would, made what the transport writes by `finish`, in one
 /// box: through the session front (`session.rs`), so our checks of a 2026-07-28 request's
 /// `_meta` run (now) before rmcp's dispatch to `handler` — or, for a `tools/call` that dispatch
 /// would let through unchanged, before the one method answered as it answers without building it
-/// (`call_in_legacy_session`, `call_in_2026_era`). `peer`: the one `context` was given a clone
-/// of, which a call shares rather than cloning again (`asking::CallPeer`).
+/// (`call_in_legacy_session`, `call_in_2026_era`).
 pub(crate) fn dispatch<T: Send + 'static>(
     handler: Handler,
     request: ClientRequest,
-    context: RequestContext<RoleServer>,
-    peer: SharedPeer,
+    call: CallContext,
     finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
 ) -> std::pin::Pin<Box<dyn Future<Output = T> + Send>> {
-    Session::new(handler).answer(request, context, peer, finish)
+    Session::new(handler).answer(request, call.context, call.peer, finish)
 }

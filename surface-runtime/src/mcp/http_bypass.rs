@@ -326,16 +326,9 @@ impl HttpBypass {
         let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
         let mut inner = request.request;
-        let mut context = super::fast::context(&mut inner, request.id, &self.quiet, Some(ct));
-        keep_parts(parts, &mut context);
-        let answer = super::fast::dispatch(
-            handler,
-            inner,
-            context,
-            self.quiet.clone(),
-            std::convert::identity,
-        )
-        .await;
+        let mut call_context = super::fast::context(&mut inner, request.id, self.quiet.clone(), Some(ct));
+        keep_parts(parts, &mut call_context.context);
+        let answer = super::fast::dispatch(handler, inner, call_context, std::convert::identity).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
             Err(error) => {
@@ -380,9 +373,9 @@ impl HttpBypass {
         };
         let handler = Handler::new(self.shared.clone(), state);
         let mut inner = request.request;
-        let mut context = super::fast::context(&mut inner, request.id, &peer, Some(ct.child_token()));
-        keep_parts(parts, &mut context);
-        let mut dispatch = super::fast::dispatch(handler, inner, context, peer, std::convert::identity);
+        let mut call_context = super::fast::context(&mut inner, request.id, peer, Some(ct.child_token()));
+        keep_parts(parts, &mut call_context.context);
+        let mut dispatch = super::fast::dispatch(handler, inner, call_context, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
             // Ready at once: answered without a task of its own (a spawn, often a wake-up of
             // another worker, a join), which one client waits out on every call (bench/NOTES.md).

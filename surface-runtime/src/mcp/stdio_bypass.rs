@@ -97,15 +97,15 @@ impl Bypass for StdioBypass {
         };
         // The call's own token, not a child of the connection's: the transport links it once
         // the call waits (`follows`), and a call ending in its first poll (most) never does.
-        let context = fast::context(&mut request.request, request.id.clone(), &peer, None);
-        let cancel = context.ct.clone();
+        let call_context = fast::context(&mut request.request, request.id.clone(), peer, None);
+        let cancel = call_context.context.ct.clone();
         if self.ct.is_cancelled() {
             // As a child of a cancelled token is born cancelled.
             cancel.cancel();
         }
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
-        let answer = fast::dispatch(handler, request, context, peer, move |answer| match answer {
+        let answer = fast::dispatch(handler, request, call_context, move |answer| match answer {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         });
