@@ -76,6 +76,13 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+/// How many bytes of answers `receive` puts in the write buffer, while input stays ready,
+/// before it lets the writer run: half a Linux pipe's default capacity. Left until input ran
+/// dry, a pipelining client got a whole read's answers at once (and sent nothing meanwhile),
+/// so the server then waited for it; written as they come, the client reads the first answers
+/// while the server works on the rest (bench/NOTES.md has the measurements).
+const WRITE_AFTER: u64 = 32 * 1024;
+
 /// Requests one connection may have in flight by default (received, answer not yet written).
 ///
 /// Room for slow calls to run side by side, while a client that pipelines without reading
@@ -230,6 +237,9 @@ pub struct FastTransport<R> {
     writer: Option<JoinHandle<()>>,
     written: Arc<AtomicU64>,
     permits: Arc<Semaphore>,
+    /// When the write buffer's [`put_so_far`](WriteBuffer::put_so_far) reaches this,
+    /// `receive` lets the writer run ([`WRITE_AFTER`]).
+    write_at: u64,
 }
 
 impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
@@ -271,6 +281,7 @@ impl<R: AsyncRead + Send + Unpin + 'static> FastTransport<R> {
             ))),
             written,
             permits,
+            write_at: WRITE_AFTER,
         }
     }
 
@@ -657,6 +668,14 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for FastTransp
         // it, so at most two lines are read per check.
         let mut drain_checked = false;
         loop {
+            if self.buffer.put_so_far() >= self.write_at {
+                // Answers taken from input that stays ready pile up until this task waits;
+                // the writer (on this thread, or in this worker's next-task slot) runs then.
+                tokio::task::yield_now().await;
+                self.write_at = self.buffer.put_so_far() + WRITE_AFTER;
+                // Anything may have run meanwhile: the drain token is looked at again.
+                drain_checked = false;
+            }
             let skip_drain_check = std::mem::take(&mut drain_checked);
             // Input that is always ready must not hide a shutdown.
             if !skip_drain_check
@@ -869,6 +888,124 @@ mod tests {
             rest.await.expect("the transport ends"),
             None,
             "nothing more was written"
+        );
+    }
+
+    /// Answers every request at once, as a call that does not wait is answered.
+    struct AtOnce;
+
+    impl Bypass for AtOnce {
+        fn take(
+            &self,
+            request: JsonRpcRequest<ClientRequest>,
+        ) -> Result<Taken, JsonRpcRequest<ClientRequest>> {
+            let answer = ServerJsonRpcMessage::response(rmcp::model::ServerResult::empty(()), request.id);
+            Ok(Taken {
+                answer: Box::pin(std::future::ready(answer)),
+                cancel: CancellationToken::new(),
+            })
+        }
+    }
+
+    /// Input that is always ready, counting the bytes it has handed out.
+    struct Ready {
+        input: Vec<u8>,
+        at: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl AsyncRead for Ready {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            let at = self.at.load(Ordering::Relaxed);
+            let n = buf.remaining().min(self.input.len() - at);
+            buf.put_slice(&self.input[at..at + n]);
+            self.at.store(at + n, Ordering::Relaxed);
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Output that notes how much input had been read at its first write.
+    struct Noting {
+        read: Arc<std::sync::atomic::AtomicUsize>,
+        read_at_first_write: Arc<Mutex<Option<usize>>>,
+        lines: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl AsyncWrite for Noting {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            bytes: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            let read = self.read.load(Ordering::Relaxed);
+            self.read_at_first_write.lock().unwrap().get_or_insert(read);
+            self.lines.lock().unwrap().extend_from_slice(bytes);
+            std::task::Poll::Ready(Ok(bytes.len()))
+        }
+        fn poll_flush(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_are_written_while_pipelined_input_is_still_being_read() {
+        const CALLS: usize = 4_000;
+        let input: Vec<u8> = (0..CALLS)
+            .flat_map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").into_bytes())
+            .collect();
+        let total = input.len();
+        let read = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let read_at_first_write = Arc::new(Mutex::new(None));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let output = Noting {
+            read: read.clone(),
+            read_at_first_write: read_at_first_write.clone(),
+            lines: lines.clone(),
+        };
+        let limits = Limits {
+            in_flight: 2 * CALLS,
+            ..Limits::default()
+        };
+        let mut transport =
+            FastTransport::new(Ready { input, at: read }, output, limits).with_bypass(Box::new(AtOnce));
+        let served = async {
+            while transport.receive().await.is_some() {}
+            Transport::close(&mut transport).await.unwrap();
+        };
+        tokio::time::timeout(Duration::from_secs(10), served)
+            .await
+            .expect("the transport ends with its input");
+        let first = read_at_first_write.lock().unwrap().expect("answers were written");
+        assert!(
+            first < total / 2,
+            "the first answers went out after {first} of {total} bytes of requests were read"
+        );
+        let lines = lines.lock().unwrap();
+        let ids: Vec<u64> = lines
+            .split(|b| *b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                serde_json::from_slice::<serde_json::Value>(line).unwrap()["id"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            (0..CALLS as u64).collect::<Vec<_>>(),
+            "every answer, in order"
         );
     }
 

@@ -4,6 +4,7 @@
 
 use crate::batch::Source;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use tokio::sync::Notify;
 
@@ -16,6 +17,9 @@ pub(crate) struct WriteBuffer {
     pending: Mutex<Pending>,
     /// Bytes arrived in an empty buffer, or the buffer closed.
     ready: Notify,
+    /// Every byte ever put, for a sender to tell how much it has put since it last let the
+    /// writer run ([`put_so_far`](Self::put_so_far)).
+    put_so_far: AtomicU64,
 }
 
 #[derive(Default)]
@@ -68,11 +72,21 @@ impl WriteBuffer {
             return Err(e);
         }
         pending.credits += usize::from(credit);
+        // Written under the lock, so no other sender's count can come between the read and the
+        // write: a plain store, no locked instruction.
+        let so_far = self.put_so_far.load(Ordering::Relaxed);
+        self.put_so_far
+            .store(so_far + (pending.bytes.len() - start) as u64, Ordering::Relaxed);
         drop(pending);
         if start == 0 {
             self.ready.notify_one();
         }
         Ok(())
+    }
+
+    /// How many bytes have been put so far, all told.
+    pub(crate) fn put_so_far(&self) -> u64 {
+        self.put_so_far.load(Ordering::Relaxed)
     }
 
     /// Takes no more lines; the writer still writes those it holds.
