@@ -8,7 +8,8 @@
 //!   building a formatted serde error; every other line takes rmcp's generic parse;
 //! - batched writes: `send` serializes on the caller's task straight into the connection's
 //!   write buffer (`mcp/write_buffer.rs`); one writer task writes everything buffered with one
-//!   write;
+//!   write, and while pipelined input stays ready `receive` lets it run after every
+//!   `WRITE_AFTER` bytes of answers, so the client reads answers while the rest are worked on;
 //! - bounded in flight: `receive` takes a permit per request and gives it back once the answer
 //!   is *written* (or the request was cancelled while in flight), so a client that pipelines
 //!   thousands of calls without reading cannot make the server buffer their answers. Only a
