@@ -120,14 +120,18 @@ struct Endpoint {
 }
 
 impl HttpService {
-    /// Answers one request.
-    fn respond<B>(&self, request: hyper::Request<B>) -> impl Future<Output = Response> + Send + use<B>
+    /// Answers one request, which came on a connection whose bearer header was `last_token`.
+    fn respond<B>(
+        &self,
+        request: hyper::Request<B>,
+        last_token: super::http_gate::LastToken,
+    ) -> impl Future<Output = Response> + Send + use<B>
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let endpoint = self.inner.clone();
-        async move { endpoint.gate.handle(&endpoint.service, request).await }
+        async move { endpoint.gate.handle(&endpoint.service, request, last_token).await }
     }
 
     /// Where a mounted endpoint's Protected Resource Metadata is asked for (feature `auth`,
@@ -176,7 +180,8 @@ where
     }
 
     fn call(&mut self, request: hyper::Request<B>) -> Self::Future {
-        let answer = self.respond(request);
+        // A mounted endpoint sees requests, not connections: nothing remembered between them.
+        let answer = self.respond(request, Default::default());
         Box::pin(async move { Ok(answer.await) })
     }
 }
@@ -347,21 +352,11 @@ async fn accept_loop(listener: TcpListener, limits: Limits, service: HttpService
             let watch = super::http_conn::Watch::new();
             let stream = super::http_conn::Timed::new(stream, watch.clone(), limits.header, limits.idle);
             // The bearer header this connection's requests carry, remembered between them.
-            #[cfg(feature = "auth")]
-            let last_token = service
-                .inner
-                .gate
-                .guard
-                .is_some()
-                .then(|| Arc::new(super::http_auth::ConnectionToken::default()));
-            #[allow(unused_mut)] // mutated with the `auth` feature
-            let handler = service_fn(move |mut request: hyper::Request<Incoming>| {
-                #[cfg(feature = "auth")]
-                if let Some(last) = &last_token {
-                    request.extensions_mut().insert(last.clone());
-                }
+            let last_token = service.inner.gate.connection();
+            let handler = service_fn(move |request: hyper::Request<Incoming>| {
                 let active = watch.begin();
-                let answer = service.respond(request);
+                // Handed along, not put in the request's extensions (two allocations a request).
+                let answer = service.respond(request, last_token.clone());
                 async move {
                     let response = answer.await;
                     Ok::<_, Infallible>(response.map(|body| {

@@ -246,11 +246,13 @@ impl HttpBypass {
 
     /// Sees every well-formed JSON-RPC `POST` before rmcp: answers it when it may, and notes
     /// what it must of the ones rmcp answers (a session's `initialized`, a cancellation).
+    /// `principal` is the caller the gate authenticated, if it did.
     pub(crate) async fn route(
         &self,
         parts: Parts,
         message: ClientJsonRpcMessage,
         session: Option<&str>,
+        principal: Option<&Arc<crate::Principal>>,
     ) -> Routed {
         let request = match message {
             ClientJsonRpcMessage::Request(request) => request,
@@ -290,7 +292,7 @@ impl HttpBypass {
                 {
                     return Routed::Rmcp(parts);
                 }
-                Routed::Answered(self.stateless(parts, request).await)
+                Routed::Answered(self.stateless(parts, request, principal).await)
             }
             (Some(id), None) => {
                 // rmcp reads an absent header as 2025-03-26; a present one must be a version
@@ -311,7 +313,7 @@ impl HttpBypass {
                 if !live.ready.load(Ordering::Acquire) {
                     return Routed::Rmcp(parts);
                 }
-                self.in_session(id, live, parts, request).await
+                self.in_session(id, live, parts, request, principal).await
             }
             _ => Routed::Rmcp(parts),
         }
@@ -319,7 +321,12 @@ impl HttpBypass {
 
     /// A 2026-07-28 request: the handler's answer as `application/json`, with the HTTP status
     /// rmcp gives the same answer.
-    async fn stateless(&self, parts: Parts, request: JsonRpcRequest<ClientRequest>) -> Response {
+    async fn stateless(
+        &self,
+        parts: Parts,
+        request: JsonRpcRequest<ClientRequest>,
+        principal: Option<&Arc<crate::Principal>>,
+    ) -> Response {
         let handler = self.stateless.clone();
         let ct = self.stop.child_token();
         // A client that goes away cancels its call, as rmcp's stateless path does.
@@ -327,7 +334,7 @@ impl HttpBypass {
         let id = request.id.clone();
         let mut inner = request.request;
         let mut call_context = super::fast::context(&mut inner, request.id, self.quiet.clone(), Some(ct));
-        keep_parts(parts, &mut call_context.context);
+        keep_parts(parts, principal, &mut call_context.context);
         let answer = super::fast::dispatch(handler, inner, call_context, std::convert::identity).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
@@ -346,6 +353,7 @@ impl HttpBypass {
         live: Arc<Live>,
         parts: Parts,
         request: JsonRpcRequest<ClientRequest>,
+        principal: Option<&Arc<crate::Principal>>,
     ) -> Routed {
         // rmcp's table is the truth about whether the session still exists.
         let handle = self.manager.sessions.read().await.get(id).cloned();
@@ -374,7 +382,7 @@ impl HttpBypass {
         let handler = Handler::new(self.shared.clone(), state);
         let mut inner = request.request;
         let mut call_context = super::fast::context(&mut inner, request.id, peer, Some(ct.child_token()));
-        keep_parts(parts, &mut call_context.context);
+        keep_parts(parts, principal, &mut call_context.context);
         let mut dispatch = super::fast::dispatch(handler, inner, call_context, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
             // Ready at once: answered without a task of its own (a spawn, often a wake-up of
@@ -446,12 +454,19 @@ impl HttpBypass {
 }
 
 /// What the handler reads of the HTTP parts rmcp's loop puts in a context's extensions: only
-/// the caller's [`Principal`](crate::Principal) and the observed headers go in, since each
+/// the caller's [`Principal`](crate::Principal) (the gate's, else one a layer of the
+/// application put in the request's extensions) and the observed headers go in, since each
 /// extension costs an allocation to put there and another to drop.
-fn keep_parts(mut parts: Parts, context: &mut RequestContext<RoleServer>) {
-    let principal = parts.extensions.remove::<Arc<crate::Principal>>();
-    if let Some(principal) = principal.or_else(|| parts.extensions.remove::<crate::Principal>().map(Arc::new))
-    {
+fn keep_parts(
+    mut parts: Parts,
+    authenticated: Option<&Arc<crate::Principal>>,
+    context: &mut RequestContext<RoleServer>,
+) {
+    let principal = authenticated.cloned().or_else(|| {
+        let shared = parts.extensions.remove::<Arc<crate::Principal>>();
+        shared.or_else(|| parts.extensions.remove::<crate::Principal>().map(Arc::new))
+    });
+    if let Some(principal) = principal {
         context.extensions.insert(principal);
     }
     super::observe::keep_headers(&parts, &mut context.extensions);

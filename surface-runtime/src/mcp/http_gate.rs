@@ -25,6 +25,12 @@ use std::sync::Arc;
 /// options say so.
 pub(super) type Service = StreamableHttpService<super::session::Handler, Sessions>;
 
+/// What the serving loop remembers of one connection between its requests: the bearer header
+/// it carried last (with authentication on). A mounted endpoint sees requests, not
+/// connections, and hands the default (nothing remembered).
+#[derive(Clone, Default)]
+pub(super) struct LastToken(#[cfg(feature = "auth")] Option<Arc<super::http_auth::ConnectionToken>>);
+
 /// What this module adds around rmcp's service: the path, the session cap, and answers rmcp
 /// gets wrong for a hostile or broken client (a `DELETE` of no session, a body that is not
 /// JSON-RPC). rmcp still answers first wherever it checks `Host` and `Origin`.
@@ -107,11 +113,25 @@ impl Gate {
         self.restorable.is_some() && !self.manager.has_session(id).await.unwrap_or(true)
     }
 
+    /// A new connection's memory: a place for its bearer header when tokens are checked.
+    pub(super) fn connection(&self) -> LastToken {
+        #[cfg(feature = "auth")]
+        return LastToken(
+            self.guard
+                .is_some()
+                .then(|| Arc::new(super::http_auth::ConnectionToken::default())),
+        );
+        #[cfg(not(feature = "auth"))]
+        LastToken::default()
+    }
+
     pub(super) async fn handle<B>(
         &self,
         service: &Service,
         #[allow(unused_mut)] // mutated with the `auth` feature
         mut request: hyper::Request<B>,
+        #[allow(unused_variables)] // read with the `auth` feature
+        last_token: LastToken,
     ) -> Response
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
@@ -135,33 +155,36 @@ impl Gate {
             );
         }
         // Authentication before anything else runs (OAuth 2.1 §5.2).
-        // The bearer header this request's connection carried last (the serving loop's).
-        #[cfg(feature = "auth")]
-        let connection = request
-            .extensions_mut()
-            .remove::<Arc<super::http_auth::ConnectionToken>>();
         #[cfg(feature = "auth")]
         let principal = match &self.guard {
-            Some(guard) => match guard.admit(&mut request, connection.as_deref()).await {
+            Some(guard) => match guard.admit(request.headers(), last_token.0.as_deref()).await {
                 Ok(principal) => Some(principal),
                 Err(refused) => return refused,
             },
             None => None,
         };
+        #[cfg(not(feature = "auth"))]
+        let principal: Option<Arc<crate::Principal>> = None;
         let session: Option<SessionId> = request
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(|s| s.to_owned().into());
         #[cfg(feature = "auth")]
-        if let Some(principal) = principal {
+        if let Some(principal) = &principal {
             // A session id is no credential: another subject's request names no session.
             if let (Some(guard), Some(id)) = (&self.guard, &session)
-                && !guard.may_use(id, &principal, connection.as_deref()).await
+                && !guard.may_use(id, principal, last_token.0.as_deref()).await
             {
                 return not_found("Not Found: Session not found");
             }
-            request.extensions_mut().insert(principal);
+            // A `POST` carries it to where it is read (an extension costs two allocations a
+            // request), and strips the token where its parts go on to rmcp; rmcp answers
+            // anything else, reading the caller from the request's extensions.
+            if *request.method() != hyper::Method::POST {
+                super::http_auth::strip(request.headers_mut());
+                request.extensions_mut().insert(principal.clone());
+            }
         }
         if let Some(id) = &session
             && self.deleted_elsewhere(id).await
@@ -179,13 +202,13 @@ impl Gate {
                 return full;
             }
             return match *request.method() {
-                hyper::Method::POST => self.post(service, request, session).await,
+                hyper::Method::POST => self.post(service, request, session, principal).await,
                 _ => Box::pin(service.handle(request)).await,
             };
         }
         match *request.method() {
             hyper::Method::DELETE => self.delete(service, request, session).await,
-            hyper::Method::POST => self.post(service, request, session).await,
+            hyper::Method::POST => self.post(service, request, session, principal).await,
             _ => Box::pin(service.handle(request)).await,
         }
     }
@@ -267,6 +290,7 @@ impl Gate {
         service: &Service,
         request: hyper::Request<B>,
         session: Option<SessionId>,
+        principal: Option<Arc<crate::Principal>>,
     ) -> Response
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
@@ -275,7 +299,9 @@ impl Gate {
         // A call is owed its answer until the response body is written whole; a listen is a
         // stream, which a shutdown ends rather than waits for.
         let mut flight = Some(self.drain.flight());
-        let response = self.answer(service, request, session, &mut flight).await;
+        let response = self
+            .answer(service, request, session, principal, &mut flight)
+            .await;
         match flight {
             Some(flight) => drain::hold(response, flight),
             None => response,
@@ -287,6 +313,7 @@ impl Gate {
         service: &Service,
         request: hyper::Request<B>,
         session: Option<SessionId>,
+        principal: Option<Arc<crate::Principal>>,
         flight: &mut Option<Flight>,
     ) -> Response
     where
@@ -326,8 +353,7 @@ impl Gate {
                 Ok(message) => {
                     // A call outside the caller's scopes: the step-up challenge (403).
                     #[cfg(feature = "auth")]
-                    if let (Some(guard), Some(principal)) =
-                        (&self.guard, parts.extensions.get::<Arc<crate::Principal>>())
+                    if let (Some(guard), Some(principal)) = (&self.guard, &principal)
                         && let Some(needed) = super::http_auth::Guard::missing_scope(
                             &self.bypass.shared().current(),
                             &message,
@@ -354,7 +380,14 @@ impl Gate {
                         // Boxed, as is every rmcp `handle` here: each is kilobytes of state,
                         // and inline it would be copied into each enclosing future in turn as
                         // a request starts (a fifth of a call's instructions were memcpy).
-                        match Box::pin(self.bypass.route(parts, message, session.as_deref())).await {
+                        match Box::pin(self.bypass.route(
+                            parts,
+                            message,
+                            session.as_deref(),
+                            principal.as_ref(),
+                        ))
+                        .await
+                        {
                             Routed::Answered(response) => return response,
                             Routed::Rmcp(parts) => (parts, Problem::Unjudged, false),
                         }
@@ -369,8 +402,13 @@ impl Gate {
         if initializes {
             parts.extensions.insert(claim.clone());
         }
-        #[cfg(feature = "auth")]
-        let principal = parts.extensions.get::<Arc<crate::Principal>>().cloned();
+        // What rmcp answers reads the caller from the request's extensions, and must not see
+        // the token.
+        if let Some(principal) = &principal {
+            #[cfg(feature = "auth")]
+            super::http_auth::strip(&mut parts.headers);
+            parts.extensions.insert(principal.clone());
+        }
         let request = hyper::Request::from_parts(parts, Full::new(body));
         let response = if initializes {
             let _creating = self.creating.lock().await;

@@ -92,8 +92,15 @@ pub(crate) fn missing(
     let ClientJsonRpcMessage::Request(request) = message else {
         return None;
     };
+    let lacks = |scope: &&'static Scope| !scope.granted_by(principal.scopes());
     let needed: Vec<Option<&'static Scope>> = match &request.request {
-        ClientRequest::CallToolRequest(call) => vec![generation.tool_scope(call.params.name.as_ref())],
+        // Every call asks this: one scope, judged without collecting it.
+        ClientRequest::CallToolRequest(call) => {
+            return generation
+                .tool_scope(call.params.name.as_ref())
+                .filter(lacks)
+                .map(|scope| scope.wire);
+        }
         ClientRequest::ReadResourceRequest(read) => match generation.skills.get(&read.params.uri) {
             Some(skill) => skill.scopes.iter().copied().map(Some).collect(),
             None => vec![generation.uri_scope(&read.params.uri)],
@@ -118,9 +125,5 @@ pub(crate) fn missing(
         },
         _ => Vec::new(),
     };
-    needed
-        .into_iter()
-        .flatten()
-        .find(|scope| !scope.granted_by(principal.scopes()))
-        .map(|scope| scope.wire)
+    needed.into_iter().flatten().find(lacks).map(|scope| scope.wire)
 }
