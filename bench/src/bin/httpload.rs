@@ -528,19 +528,19 @@ fn main() {
     if c.servers.iter().any(|(n, _)| n == "ts-sdk") {
         verdicts.push(verdict("ts-sdk", 5.0, "HTTP throughput ≥ 5× the TypeScript SDK"));
     }
-    if c.servers.iter().any(|(n, _)| n == "floor") {
-        // floor ÷ baseline = (surface ÷ baseline) ÷ (surface ÷ floor), per round's medians.
-        let parts: Vec<String> = modes("floor")
+    // A reference server's calls/s × the baseline's: (surface ÷ baseline) ÷ (surface ÷ it),
+    // per round's medians, at `levels`.
+    let against_baseline = |peer: &str, levels: &[usize]| -> String {
+        let parts: Vec<String> = modes(peer)
             .into_iter()
             .filter(|m| modes(&c.baseline).contains(m))
             .map(|mode| {
-                let figures: Vec<String> = c
-                    .levels
+                let figures: Vec<String> = levels
                     .iter()
                     .map(|&l| {
                         let base = ratios.get(&(c.baseline.clone(), mode, l));
-                        let floor = ratios.get(&("floor".to_owned(), mode, l));
-                        match base.zip(floor) {
+                        let it = ratios.get(&(peer.to_owned(), mode, l));
+                        match base.zip(it) {
                             Some((b, f)) => format!("{:.2}", median(b.clone()) / median(f.clone())),
                             None => "n/a".into(),
                         }
@@ -549,9 +549,22 @@ fn main() {
                 format!("{}: {}", mode.word(), figures.join(" / "))
             })
             .collect();
+        parts.join("; ")
+    };
+    if c.servers.iter().any(|(n, _)| n == "floor") {
         verdicts.push(json!({
             "target": "HTTP floor (bare hyper and serde_json, no MCP) × rmcp's service: the ceiling of any server's ratio through this harness (for reference)",
-            "measured": format!("{} (at {} clients)", parts.join("; "), at_levels),
+            "measured": format!("{} (at {} clients)", against_baseline("floor", &c.levels), at_levels),
+            "met": Value::Null,
+        }));
+    }
+    if c.servers.iter().any(|(n, _)| n == "pong") && c.levels.contains(&1) {
+        // At one client a call is one round trip at a time: a server that does nothing sets
+        // the most any server's ratio can be (with more clients it is no ceiling: its naive
+        // byte search is not built for throughput).
+        verdicts.push(json!({
+            "target": "HTTP round trip's floor (canned answers over bare TCP, nothing parsed) × rmcp's service at one client: what no server's ratio can pass through this harness on this machine (for reference)",
+            "measured": format!("{} (at 1 client)", against_baseline("pong", &[1])),
             "met": Value::Null,
         }));
     }
