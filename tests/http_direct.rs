@@ -359,6 +359,37 @@ async fn a_cancelled_request_ends_without_an_answer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_still_running_when_the_drain_ends_are_cancelled() {
+    let options = HttpOptions::loopback(0).drain_timeout(Duration::from_millis(10));
+    let (server, addr) = serve(options).await;
+    let id = session(addr, json!({})).await;
+    // ~100 ms of work, which stops early (and says so) once its call is cancelled.
+    let slow = tokio::spawn(async move {
+        let params = json!({"name": "test_tool_with_progress", "arguments": {}});
+        legacy(addr, &id, 7, "tools/call", params).await
+    });
+    // The same in a 2026-07-28 request, which answers how its call ended.
+    let stateless = tokio::spawn(async move {
+        let params = json!({"name": "test_tool_with_progress", "arguments": {}});
+        modern(addr, "tools/call", params, json!({}), &[]).await
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let answered = server.shutdown().await.unwrap();
+    assert!(!answered, "the drain ended with the calls in flight");
+    let answer = slow.await.unwrap();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert!(
+        events(&answer).is_empty() && !answer.body.contains("jsonrpc"),
+        "a call cancelled by the shutdown answers nothing: {answer:?}"
+    );
+    let answer = stateless.await.unwrap();
+    assert!(
+        answer.body.contains("cancelled") && !answer.body.contains("completed"),
+        "the stateless call saw its cancel: {answer:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_session_is_not_idle_and_an_ended_one_is_gone() {
     let options = HttpOptions::loopback(0).session_idle_timeout(Some(Duration::from_secs(2)));
     let (_server, addr) = serve(options).await;

@@ -65,6 +65,17 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use super::session::SessionSlot;
 
+/// A session's requests in flight on this path by id, each under its taking's serial.
+/// foldhash rather than SipHash (each call hashes its id three times): the ids are the
+/// client's, but the table holds only its own session's calls, so colliding ids slow nobody
+/// else.
+type InFlight = HashMap<RequestId, (u64, CancellationToken), foldhash::fast::RandomState>;
+
+/// The legacy sessions this path answers, by id. foldhash rather than SipHash (each call looks
+/// its session up): the ids are the server's own random ones, so a client cannot choose keys
+/// that collide.
+type LiveSessions = HashMap<Arc<str>, Arc<Live>, foldhash::fast::RandomState>;
+
 /// One legacy session this path may answer for.
 struct Live {
     state: Weak<SessionState>,
@@ -76,7 +87,7 @@ struct Live {
     /// Requests answered here and not yet done, to cancel on `notifications/cancelled`; each
     /// under the serial of its taking, so a call that ends after its id was cancelled and
     /// taken again frees only its own slot, never the new request's.
-    in_flight: Mutex<HashMap<RequestId, (u64, CancellationToken)>>,
+    in_flight: Mutex<InFlight>,
     /// The serial of the next taking.
     serials: AtomicU64,
     /// When the session's worker last heard of it (ms since [`HttpBypass::epoch`]).
@@ -87,13 +98,14 @@ impl Live {
     /// Takes `id` for a call cancelled through `cancel`: its serial, or `None` when the id is
     /// already in flight.
     fn take(&self, id: &RequestId, cancel: &CancellationToken) -> Option<u64> {
-        let mut in_flight = lock(&self.in_flight);
-        if in_flight.contains_key(id) {
-            return None;
+        match lock(&self.in_flight).entry(id.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => None,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                let serial = self.serials.fetch_add(1, Ordering::Relaxed);
+                slot.insert((serial, cancel.clone()));
+                Some(serial)
+            }
         }
-        let serial = self.serials.fetch_add(1, Ordering::Relaxed);
-        in_flight.insert(id.clone(), (serial, cancel.clone()));
-        Some(serial)
     }
 
     /// `notifications/cancelled` for `id`: cancels the call and frees the id.
@@ -106,8 +118,11 @@ impl Live {
     /// The call of taking `serial` ended: frees `id` if it is still that taking's.
     fn release(&self, id: &RequestId, serial: u64) {
         let mut in_flight = lock(&self.in_flight);
-        if in_flight.get(id).is_some_and(|(held, _)| *held == serial) {
-            in_flight.remove(id);
+        // One lookup when the id is still this taking's, as it nearly always is.
+        if let Some(taken) = in_flight.remove(id)
+            && taken.0 != serial
+        {
+            in_flight.insert(id.clone(), taken);
         }
     }
 }
@@ -134,7 +149,7 @@ pub(crate) struct HttpBypass {
     checks: HeaderChecks,
     keep_alive: Option<Duration>,
     stop: CancellationToken,
-    sessions: RwLock<HashMap<Arc<str>, Arc<Live>>>,
+    sessions: RwLock<LiveSessions>,
     epoch: Instant,
     /// A peer for stateless requests, which (on this path) never send through it: the
     /// handler's context needs one, and rmcp makes them only in its service loop.
@@ -179,7 +194,7 @@ impl HttpBypass {
             checks,
             keep_alive: options.session_idle_timeout,
             stop,
-            sessions: RwLock::new(HashMap::new()),
+            sessions: RwLock::new(LiveSessions::default()),
             epoch: Instant::now(),
         }
     }
@@ -207,7 +222,7 @@ impl HttpBypass {
             state,
             ready: AtomicBool::new(false),
             askable,
-            in_flight: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(InFlight::default()),
             serials: AtomicU64::new(0),
             touched: AtomicU64::new(self.now_ms()),
         });
@@ -328,14 +343,15 @@ impl HttpBypass {
         principal: Option<&Arc<crate::Principal>>,
     ) -> Response {
         let handler = self.stateless.clone();
-        let ct = self.stop.child_token();
-        // A client that goes away cancels its call, as rmcp's stateless path does.
-        let _disconnect = ct.clone().drop_guard();
         let id = request.id.clone();
         let mut inner = request.request;
-        let mut call_context = super::fast::context(&mut inner, request.id, self.quiet.clone(), Some(ct));
+        let mut call_context = super::fast::context(&mut inner, request.id, self.quiet.clone(), None);
+        let ct = self.call_token(&call_context);
+        // A client that goes away cancels its call, as rmcp's stateless path does.
+        let _disconnect = ct.clone().drop_guard();
         keep_parts(parts, principal, &mut call_context.context);
-        let answer = super::fast::dispatch(handler, inner, call_context, std::convert::identity).await;
+        let dispatch = super::fast::dispatch(handler, inner, call_context, std::convert::identity);
+        let answer = super::cancel::following(dispatch, &ct, &self.stop).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
             Err(error) => {
@@ -344,6 +360,19 @@ impl HttpBypass {
             }
         };
         json_response(status, &message)
+    }
+
+    /// The token of a call answered here: the call's own, not a child of the server's stop,
+    /// which a call follows only once it waits (`cancel::following`): a child costs a lock of
+    /// the stop's tree as it is made and again as it is dropped, and most calls end in their
+    /// first poll.
+    fn call_token(&self, call: &super::fast::CallContext) -> CancellationToken {
+        let ct = call.context.ct.clone();
+        if self.stop.is_cancelled() {
+            // As a child of a cancelled token is born cancelled.
+            ct.cancel();
+        }
+        ct
     }
 
     /// A request in a legacy session, through the session's own peer.
@@ -366,7 +395,10 @@ impl HttpBypass {
         };
         self.touch(&live, &handle).await;
         let request_id = request.id.clone();
-        let ct = self.stop.child_token();
+        let mut inner = request.request;
+        let mut call_context = super::fast::context(&mut inner, request.id, peer, None);
+        // `notifications/cancelled` cancels it too (through `in_flight`).
+        let ct = self.call_token(&call_context);
         let Some(serial) = live.take(&request_id, &ct) else {
             // An id already in flight here: let rmcp judge the duplicate.
             return Routed::Rmcp(parts);
@@ -380,8 +412,6 @@ impl HttpBypass {
             serial,
         };
         let handler = Handler::new(self.shared.clone(), state);
-        let mut inner = request.request;
-        let mut call_context = super::fast::context(&mut inner, request.id, peer, Some(ct.child_token()));
         keep_parts(parts, principal, &mut call_context.context);
         let mut dispatch = super::fast::dispatch(handler, inner, call_context, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
@@ -391,7 +421,12 @@ impl HttpBypass {
             // Spawned: a client that drops the connection does not stop the call (rmcp's legacy
             // sessions run it to the end too). It goes on in its task, which polls it again
             // (registering its own waker) when it starts.
-            Poll::Pending => Either::Right(tokio::spawn(dispatch)),
+            Poll::Pending => {
+                let (stop, call) = (self.stop.clone(), ct.clone());
+                Either::Right(tokio::spawn(async move {
+                    super::cancel::following(dispatch, &call, &stop).await
+                }))
+            }
         };
         let answer = tokio::select! {
             // A call that stops because it was cancelled must not answer after all.
@@ -547,7 +582,7 @@ mod tests {
             state: Weak::new(),
             ready: AtomicBool::new(true),
             askable: false,
-            in_flight: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(InFlight::default()),
             serials: AtomicU64::new(0),
             touched: AtomicU64::new(0),
         };

@@ -65,6 +65,14 @@ impl HeaderChecks {
         }
         let (mut json, mut sse) = (false, false);
         for value in headers.get_all(hyper::header::ACCEPT) {
+            // What clients send, judged without splitting it.
+            if value
+                .as_bytes()
+                .eq_ignore_ascii_case(b"application/json, text/event-stream")
+            {
+                (json, sse) = (true, true);
+                continue;
+            }
             let Ok(value) = value.to_str() else { return false };
             if value.contains('"') {
                 return false;
@@ -156,5 +164,30 @@ mod tests {
         ] {
             assert_eq!(split_authority(odd), None, "{odd}");
         }
+    }
+
+    #[test]
+    fn accept_must_name_both_media_types_plainly() {
+        let checks = HeaderChecks::new(&rmcp::transport::StreamableHttpServerConfig::default());
+        let pass = |accept: &[&str], origin: bool| {
+            let mut headers = hyper::HeaderMap::new();
+            headers.insert(hyper::header::HOST, "localhost:8080".parse().unwrap());
+            for a in accept {
+                headers.append(hyper::header::ACCEPT, a.parse().unwrap());
+            }
+            if origin {
+                headers.insert(hyper::header::ORIGIN, "http://localhost".parse().unwrap());
+            }
+            checks.pass(&headers)
+        };
+        assert!(pass(&["application/json, text/event-stream"], false));
+        assert!(pass(&["Application/JSON, Text/Event-Stream"], false));
+        assert!(pass(&["text/event-stream , application/json"], false));
+        assert!(pass(&["application/json", "text/event-stream"], false));
+        assert!(!pass(&["application/json, text/event-stream"], true));
+        assert!(!pass(&["application/json"], false));
+        assert!(!pass(&["application/json;q=0, text/event-stream"], false));
+        assert!(!pass(&["application/json, text/event-stream", "\"x\""], false));
+        assert!(!pass(&[], false));
     }
 }
