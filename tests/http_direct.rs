@@ -335,6 +335,41 @@ async fn input_required_rounds_run_on_the_direct_path() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_client_s_steady_meta_is_remembered_and_each_call_answers_by_its_own() {
+    let (_server, addr) = serve(HttpOptions::loopback(0)).await;
+    // Asks its host only what the request's `_meta` declares it can answer.
+    let call = json!({"name": "test_input_required_result_capabilities", "arguments": {}});
+    let asks = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    // The answer less its `requestState`, which is new on every answer.
+    let answer = |meta: &Value| {
+        let meta = meta.clone();
+        let call = call.clone();
+        async move {
+            let answer = modern(addr, "tools/call", call, meta, &[]).await;
+            assert!(direct(&answer), "{answer:?}");
+            let mut message: Value = serde_json::from_str(&answer.body).unwrap();
+            message["result"].as_object_mut().unwrap().remove("requestState");
+            message
+        }
+    };
+    let plain = answer(&json!({})).await;
+    let asking = answer(&asks).await;
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert_eq!(asking["result"]["resultType"], "input_required", "{asking}");
+    // The endpoint keeps a `_meta` text seen twice in a row and lends its map from then on:
+    // each text several times running, then in turn, every answer its own request's.
+    let turns = [0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1];
+    for (turn, asks_too) in turns.into_iter().enumerate() {
+        let (meta, want) = if asks_too == 1 {
+            (&asks, &asking)
+        } else {
+            (&json!({}), &plain)
+        };
+        assert_eq!(&answer(meta).await, want, "turn {turn}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_ends_without_an_answer() {
     let (_server, addr) = serve(HttpOptions::loopback(0)).await;
     let id = session(addr, json!({})).await;

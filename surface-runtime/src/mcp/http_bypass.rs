@@ -51,8 +51,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::http::request::Parts;
 use rmcp::RoleServer;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcRequest,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, JsonRpcRequest, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -199,6 +199,12 @@ impl HttpBypass {
         }
     }
 
+    /// What the endpoint remembers of the `_meta` its stateless clients keep sending: the
+    /// stateless handler's, to which a call gives back the map it was lent when it ends.
+    pub(crate) fn metas(&self) -> &super::meta_memo::MetaMemo {
+        &self.stateless.state.metas
+    }
+
     /// The served state this path answers from.
     #[cfg(feature = "auth")]
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -292,7 +298,8 @@ impl HttpBypass {
         if !super::fast::answers_only(&request.request) || !self.checks.pass(&parts.headers) {
             return Routed::Rmcp(parts);
         }
-        let meta = request.request.get_meta();
+        // Where the `_meta` waits if the endpoint's memory lent it (`jsonrpc::meta_of`).
+        let meta = super::jsonrpc::meta_of(&request.request);
         if meta.get_progress_token().is_some() {
             return Routed::Rmcp(parts);
         }

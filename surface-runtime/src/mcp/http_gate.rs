@@ -349,7 +349,7 @@ impl Gate {
         // One parse of the body: the hot path reads the message; a body rmcp will refuse is
         // judged again (slowly, rarely) to say why in JSON-RPC terms.
         let (mut parts, problem, initializes) = if says_json {
-            match super::jsonrpc::read_message(&body) {
+            match super::jsonrpc::read_message_in(&body, Some(self.bypass.metas())) {
                 Ok(message) => {
                     // A call outside the caller's scopes: the step-up challenge (403).
                     #[cfg(feature = "auth")]

@@ -279,23 +279,29 @@ pub(crate) fn meta_of(request: &ClientRequest) -> &rmcp::model::RequestMetaObjec
     }
 }
 
-/// Reads a message (a stdio line, a `POST` body) as rmcp does (`ClientJsonRpcMessage`), but method first: a body naming
-/// one of the plain requests is read straight into that request's type (rmcp's own
-/// deserializer, `_meta` and all) instead of through the untagged `ClientRequest`, which tries
-/// its variants in turn and builds a formatted error for each that fails. Anything else, or a
-/// body the typed read refuses, takes the generic read.
-///
-/// The body's UTF-8 is checked once, up front, rather than string by string as a read from
-/// bytes does (nine times for a plain call); a body that is not UTF-8 takes the generic read
-/// from bytes, which refuses it saying where.
-#[cfg(any(feature = "http", test))]
+/// [`read_message_in`] without a memory of `_meta`.
+#[cfg(test)]
 pub(crate) fn read_message(body: &[u8]) -> serde_json::Result<ClientJsonRpcMessage> {
     read_message_in(body, None)
 }
 
-/// Reads a message as [`read_message`] does, with the connection's memory of its client's
-/// `_meta` if it keeps one (stdio).
-fn read_message_in(body: &[u8], memo: Option<&MetaMemo>) -> serde_json::Result<ClientJsonRpcMessage> {
+/// Reads a message (a stdio line, a `POST` body) as rmcp does (`ClientJsonRpcMessage`), but
+/// method first: a body naming one of the plain requests is read straight into that request's
+/// type (rmcp's own deserializer, `_meta` and all) instead of through the untagged
+/// `ClientRequest`, which tries its variants in turn and builds a formatted error for each that
+/// fails. Anything else, or a body the typed read refuses, takes the generic read.
+///
+/// The body's UTF-8 is checked once, up front, rather than string by string as a read from
+/// bytes does (nine times for a plain call); a body that is not UTF-8 takes the generic read
+/// from bytes, which refuses it saying where.
+///
+/// `memo`: what is remembered of the `_meta` the clients keep sending, if anything is (a stdio
+/// connection's memory, an HTTP endpoint's for its stateless requests). A call's `_meta` it
+/// lends waits in `params.meta`: read it with [`meta_of`].
+pub(crate) fn read_message_in(
+    body: &[u8],
+    memo: Option<&MetaMemo>,
+) -> serde_json::Result<ClientJsonRpcMessage> {
     match std::str::from_utf8(body) {
         Ok(text) => read_text(text, memo),
         Err(_) => serde_json::from_slice(body),
