@@ -1,5 +1,5 @@
 //! The MCP face's JSON-RPC codec: one read of a message, method first, for a stdio line and an
-//! HTTP body alike ([`read_message`]); what one stdio input line is ([`decode_line`], a pure
+//! HTTP body alike ([`read_message_in`]); what one stdio input line is ([`decode_line`], a pure
 //! function, fuzzed), the error answer a line that is no request is owed ([`error_answer`], with
 //! JSON-RPC's named codes, which the HTTP face's own answers use too), and a stateless outline
 //! of a line's shape ([`outline`]) that finds its `id` even in a line serde cannot hold.
@@ -308,7 +308,7 @@ pub(crate) fn read_message_in(
     }
 }
 
-/// [`read_message`] of a body known to be UTF-8.
+/// [`read_message_in`] of a body known to be UTF-8.
 fn read_text(body: &str, memo: Option<&MetaMemo>) -> serde_json::Result<ClientJsonRpcMessage> {
     // The plain call, read by hand; then serde's read of any call: another method stops it at
     // its `method` (no scan for the method before it, which cost a third of the read).
