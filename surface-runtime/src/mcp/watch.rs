@@ -13,6 +13,7 @@ use super::generation::Generation;
 use super::hub::{self, Route, Watcher};
 use super::resources::ResourceEntry;
 use crate::sync::lock;
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionSink;
@@ -25,6 +26,12 @@ use tokio::task::JoinHandle;
 
 /// How long changes to one URI are gathered into one `updated` notification.
 pub(crate) const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// How many of a window's `updated` notifications are on their way at once. Sent one at a
+/// time, each reached the session's stream alone and cost its connection a write (and its
+/// client a read); several on their way reach it together and leave in one write. Bounded so
+/// that one window does not fill the session's queue to its peer (rmcp's holds 64).
+const IN_FLIGHT: usize = 16;
 
 /// Where one session's (or one listen's) notifications go.
 pub(crate) enum Notifier {
@@ -133,13 +140,21 @@ async fn deliver(queue: Arc<Queue>, notifier: Notifier) {
         // Gather what arrives within the window into one notification per URI.
         tokio::time::sleep(DEBOUNCE).await;
         let window = std::mem::take(&mut *lock(&queue.changed));
-        for changed in window {
-            // Lowered before sending, so a change from now on is sent in the next window; a
-            // URI queued twice (see `Changed::attach`) finds it lowered and is skipped.
-            if changed.ended.load(Ordering::Acquire) || !changed.flag.swap(false, Ordering::AcqRel) {
-                continue;
-            }
-            if !notifier.updated(&changed.uri).await {
+        // Lowered as each is sent, so a change from then on is sent in the next window; a URI
+        // queued twice (see `Changed::attach`) finds it lowered and is skipped.
+        let due = window.into_iter().filter(|changed| {
+            !changed.ended.load(Ordering::Acquire) && changed.flag.swap(false, Ordering::AcqRel)
+        });
+        let mut sent = std::pin::pin!(
+            futures::stream::iter(due)
+                .map(|changed| {
+                    let notifier = &notifier;
+                    async move { notifier.updated(&changed.uri).await }
+                })
+                .buffer_unordered(IN_FLIGHT)
+        );
+        while let Some(delivered) = sent.next().await {
+            if !delivered {
                 return;
             }
         }
