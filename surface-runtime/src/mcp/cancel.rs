@@ -79,6 +79,15 @@ impl<F: Future> Future for UnlessCancelled<'_, F> {
     }
 }
 
+/// Cancels `call` (a call's own token) when `connection` already is: the state a child token
+/// of `connection` would be born in, without making the child; [`following`] links the two
+/// once the call waits.
+pub(crate) fn inherit_cancel(call: &CancellationToken, connection: &CancellationToken) {
+    if connection.is_cancelled() {
+        call.cancel();
+    }
+}
+
 /// `answer`, with `call` (its call's own token) cancelled once `connection` is: the link a child
 /// token makes, made only for a call that waits. A call that ends in its first poll never
 /// needs it, and a child token costs a lock of the connection's token's tree as it is made and
@@ -100,6 +109,16 @@ pub(crate) async fn following<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_of_a_cancelled_connection_is_born_cancelled() {
+        let (call, connection) = (CancellationToken::new(), CancellationToken::new());
+        inherit_cancel(&call, &connection);
+        assert!(!call.is_cancelled());
+        connection.cancel();
+        inherit_cancel(&call, &connection);
+        assert!(call.is_cancelled());
+    }
 
     #[tokio::test]
     async fn the_future_answers_until_the_token_is_cancelled_and_the_cancel_wins_a_tie() {

@@ -375,10 +375,7 @@ impl HttpBypass {
     /// first poll.
     fn call_token(&self, call: &super::fast::CallContext) -> CancellationToken {
         let ct = call.context.ct.clone();
-        if self.stop.is_cancelled() {
-            // As a child of a cancelled token is born cancelled.
-            ct.cancel();
-        }
+        super::cancel::inherit_cancel(&ct, &self.stop);
         ct
     }
 

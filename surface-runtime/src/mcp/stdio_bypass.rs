@@ -99,10 +99,7 @@ impl Bypass for StdioBypass {
         // the call waits (`follows`), and a call ending in its first poll (most) never does.
         let call_context = fast::context(&mut request.request, request.id.clone(), peer, None);
         let cancel = call_context.context.ct.clone();
-        if self.ct.is_cancelled() {
-            // As a child of a cancelled token is born cancelled.
-            cancel.cancel();
-        }
+        super::cancel::inherit_cancel(&cancel, &self.ct);
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
         let answer = fast::dispatch(handler, request, call_context, move |answer| match answer {
