@@ -118,3 +118,46 @@ async fn uris_changed_in_one_window_each_hear_one_updated() {
         );
     }
 }
+
+/// A window holding more URIs than a session sends at once still sends each its one
+/// `updated`: the window's notifications leave several at a time, none dropped or doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_window_of_many_uris_sends_each_one_updated() {
+    const MANY: u32 = 40;
+    let quiet = Duration::from_secs(1);
+    let item = |pid: u32| format!("surface://collections/processes/{pid}");
+    let shell = |pid: u32| ops::Process {
+        pid,
+        name: "shell".into(),
+        state: "sleeping".into(),
+    };
+    for era in Era::ALL {
+        let surface = Arc::new(ops::Ops::new());
+        for pid in 1000..1000 + MANY {
+            surface.processes.upsert(pid, shell(pid));
+        }
+        let served = ops::mcp_server(surface.clone()).start().expect("ops composes");
+        let client = TestClient::connect(&served, era).await;
+        let mut watched = Vec::new();
+        for pid in 1000..1000 + MANY {
+            watched.push((pid, client.subscribe(&item(pid)).await.unwrap()));
+        }
+
+        for round in 0..2 {
+            for pid in 1000..1000 + MANY {
+                surface.processes.upsert(pid, shell(pid));
+            }
+            // The first wait outlasts the window; the others' notices are in by then.
+            let mut wait = quiet;
+            for (pid, notices) in &mut watched {
+                let heard = notices.until_quiet(wait).await;
+                wait = Duration::from_millis(50);
+                assert_eq!(
+                    heard,
+                    vec![Notice::Updated(item(*pid))],
+                    "{era:?}, window {round}: item {pid}"
+                );
+            }
+        }
+    }
+}
