@@ -78,19 +78,13 @@ async fn watchers_of_many_items_share_one_feed_and_hear_only_their_items() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uris_changed_in_one_window_each_hear_one_updated() {
     let quiet = Duration::from_secs(1);
-    let item = |pid: u32| format!("surface://collections/processes/{pid}");
-    let shell = |pid: u32| ops::Process {
-        pid,
-        name: "shell".into(),
-        state: "sleeping".into(),
-    };
     for era in Era::ALL {
         let surface = Arc::new(ops::Ops::new());
         let served = ops::mcp_server(surface.clone()).start().expect("ops composes");
         let client = TestClient::connect(&served, era).await;
-        let mut one = client.subscribe(&item(1)).await.unwrap();
-        let mut two = client.subscribe(&item(2)).await.unwrap();
-        let mut three = client.subscribe(&item(3)).await.unwrap();
+        let mut one = client.subscribe(&item_uri(1)).await.unwrap();
+        let mut two = client.subscribe(&item_uri(2)).await.unwrap();
+        let mut three = client.subscribe(&item_uri(3)).await.unwrap();
 
         surface.processes.upsert(1, shell(1));
         // Inside the window item 1 opened: item 2 joins it, then both change again.
@@ -99,7 +93,7 @@ async fn uris_changed_in_one_window_each_hear_one_updated() {
         surface.processes.upsert(1, shell(1));
         surface.processes.upsert(2, shell(2));
 
-        let updated = |pid: u32| vec![Notice::Updated(item(pid))];
+        let updated = |pid: u32| vec![Notice::Updated(item_uri(pid))];
         assert_eq!(one.until_quiet(quiet).await, updated(1), "{era:?}");
         assert_eq!(two.until_quiet(quiet).await, updated(2), "{era:?}");
         assert_eq!(
@@ -125,12 +119,6 @@ async fn uris_changed_in_one_window_each_hear_one_updated() {
 async fn a_window_of_many_uris_sends_each_one_updated() {
     const MANY: u32 = 40;
     let quiet = Duration::from_secs(1);
-    let item = |pid: u32| format!("surface://collections/processes/{pid}");
-    let shell = |pid: u32| ops::Process {
-        pid,
-        name: "shell".into(),
-        state: "sleeping".into(),
-    };
     for era in Era::ALL {
         let surface = Arc::new(ops::Ops::new());
         for pid in 1000..1000 + MANY {
@@ -140,7 +128,7 @@ async fn a_window_of_many_uris_sends_each_one_updated() {
         let client = TestClient::connect(&served, era).await;
         let mut watched = Vec::new();
         for pid in 1000..1000 + MANY {
-            watched.push((pid, client.subscribe(&item(pid)).await.unwrap()));
+            watched.push((pid, client.subscribe(&item_uri(pid)).await.unwrap()));
         }
 
         for round in 0..2 {
@@ -154,10 +142,24 @@ async fn a_window_of_many_uris_sends_each_one_updated() {
                 wait = Duration::from_millis(50);
                 assert_eq!(
                     heard,
-                    vec![Notice::Updated(item(*pid))],
+                    vec![Notice::Updated(item_uri(*pid))],
                     "{era:?}, window {round}: item {pid}"
                 );
             }
         }
+    }
+}
+
+/// The URI of one process.
+fn item_uri(pid: u32) -> String {
+    format!("surface://collections/processes/{pid}")
+}
+
+/// A process to upsert.
+fn shell(pid: u32) -> ops::Process {
+    ops::Process {
+        pid,
+        name: "shell".into(),
+        state: "sleeping".into(),
     }
 }
