@@ -23,7 +23,8 @@
 //! chooses) for every server, `stateless` (2026-07-28 requests, no session) for the servers
 //! named by `--stateless`, and `askable` (legacy sessions whose client declares `elicitation`,
 //! `sampling` and `roots`, as most desktop hosts do, so a call could ask it something) for the
-//! servers named by `--askable`.
+//! servers named by `--askable`. `--modes stateless` (a comma list) runs only those modes, e.g.
+//! to count one mode's instructions alone under callgrind.
 //! The server runs pinned to CPU 0 and this generator to CPU 1 (`--no-pin` to not), so the
 //! figures are the server's work on one core, not the two fighting over both.
 //!
@@ -53,6 +54,9 @@ struct Config {
     bearers: BTreeMap<String, String>,
     /// A server sent a bearer token it does not check.
     unchecked: Option<String>,
+    /// `--modes`: run only these modes (all a server has when empty), e.g. to count one mode's
+    /// instructions alone under callgrind.
+    only_modes: Vec<String>,
     pin: bool,
 }
 
@@ -71,6 +75,7 @@ fn config() -> Config {
         askable: Vec::new(),
         bearers: BTreeMap::new(),
         unchecked: None,
+        only_modes: Vec::new(),
         pin: true,
     };
     let mut args = std::env::args().skip(1);
@@ -92,6 +97,7 @@ fn config() -> Config {
             "--stateless" => c.stateless = v.split(',').map(str::to_owned).collect(),
             "--askable" => c.askable = v.split(',').map(str::to_owned).collect(),
             "--unchecked" => c.unchecked = Some(v),
+            "--modes" => c.only_modes = v.split(',').map(str::to_owned).collect(),
             "--bearer" => {
                 let (name, token) = v.split_once('=').expect("--bearer NAME=TOKEN");
                 c.bearers.insert(name.to_owned(), token.to_owned());
@@ -293,6 +299,9 @@ fn main() {
         }
         if c.askable.iter().any(|s| s == name) {
             m.push(Mode::Askable);
+        }
+        if !c.only_modes.is_empty() {
+            m.retain(|mode| c.only_modes.iter().any(|k| k == mode.key()));
         }
         m
     };
