@@ -8,13 +8,18 @@
 //!
 //! What a poke does is the watcher's (`watch.rs`): it marks its URI changed, and only the first
 //! change of a window queues anything.
+//!
+//! A hub reads a burst together: the change that wakes it is routed at once, and what follows
+//! is read in rounds a millisecond apart (`gather`), so a writer's burst wakes the hub once. A
+//! burst of more than the feed holds in one round reads as a lag, which pokes every watcher of
+//! the member: a spurious `updated` at worst, never a missed one.
 
 use super::clients::Clients;
 use super::resources::ResourceEntry;
 use crate::member::{Change, ChangeStream};
 use crate::sync::lock;
-use futures::StreamExt;
 use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -22,6 +27,10 @@ use tokio::task::JoinHandle;
 
 /// How long a dropped feed waits before it dials again.
 const REATTACH: Duration = Duration::from_millis(250);
+
+/// How long a hub lets changes gather after one woke it before it routes them (`gather`):
+/// short beside a watcher's debounce (`watch::DEBOUNCE`), which delays every `updated` anyway.
+const GATHER: Duration = Duration::from_millis(1);
 
 /// Which member a hub reads: its owning sibling (none for the core) and its name.
 type HubKey = (Option<String>, &'static str);
@@ -188,8 +197,14 @@ async fn feed_loop<S: Source>(
         };
         if let Some(mut changes) = feed {
             while let Some(change) = changes.next().await {
-                let Some(hub) = hub.upgrade() else { return };
-                hub.route(&change);
+                let Some(live) = hub.upgrade() else { return };
+                live.route(&change);
+                drop(live);
+                match gather(&hub, &mut changes).await {
+                    Gathered::Quiet => {}
+                    Gathered::FeedEnded => break,
+                    Gathered::HubGone => return,
+                }
             }
         }
         if !generation.link().redials() || hub.strong_count() == 0 {
@@ -197,6 +212,44 @@ async fn feed_loop<S: Source>(
         }
         tokio::time::sleep(REATTACH).await;
     }
+}
+
+/// After a change woke the hub, routes what follows it in rounds [`GATHER`] apart until a
+/// round finds nothing, then goes back to waiting. A burst of writes then wakes the hub once,
+/// not once a write (each wake-up of a parked runtime is a syscall on the writer's thread), and
+/// the hub reads the feed after the writer, not beside it.
+async fn gather(hub: &Weak<Hub>, changes: &mut ChangeStream) -> Gathered {
+    loop {
+        tokio::time::sleep(GATHER).await;
+        let mut routed = false;
+        // What is ready now; a change that arrives meanwhile is read in this round too.
+        loop {
+            match changes.next().now_or_never() {
+                Some(Some(change)) => {
+                    let Some(live) = hub.upgrade() else {
+                        return Gathered::HubGone;
+                    };
+                    live.route(&change);
+                    routed = true;
+                }
+                Some(None) => return Gathered::FeedEnded,
+                None => break,
+            }
+        }
+        if !routed {
+            return Gathered::Quiet;
+        }
+    }
+}
+
+/// How a round of [`gather`] ended.
+enum Gathered {
+    /// Nothing came in a whole round: wait for the next change.
+    Quiet,
+    /// The feed ended (a dialled connection dropped).
+    FeedEnded,
+    /// The hub's last route left.
+    HubGone,
 }
 
 /// Opens the member's feed on the generation's link.
@@ -209,5 +262,96 @@ async fn attach<S: Source>(generation: Arc<S>, entry: ResourceEntry) -> Option<C
             generation.link().after(&lease, f).await;
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Default)]
+    struct Count(AtomicUsize);
+
+    impl Watcher for Count {
+        fn poke(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A feed to send changes into, as a member's feed would carry them.
+    struct Feed(futures::channel::mpsc::UnboundedSender<Change>);
+
+    impl Feed {
+        fn open() -> (Feed, ChangeStream) {
+            let (tx, rx) = futures::channel::mpsc::unbounded();
+            (Feed(tx), rx.boxed())
+        }
+
+        fn send(&self, change: Change) {
+            self.0.unbounded_send(change).unwrap();
+        }
+
+        fn upsert(&self, id: &str) {
+            self.send(Change::Upserted { id: id.to_owned() });
+        }
+    }
+
+    /// A hub with one watcher of item `a` and one of item `b`.
+    fn hub() -> (Arc<Hub>, Arc<Count>, Arc<Count>, [Route; 2]) {
+        let hub = Arc::new(Hub {
+            routes: Mutex::default(),
+            task: Mutex::new(None),
+        });
+        let (a, b) = (Arc::new(Count::default()), Arc::new(Count::default()));
+        let routes = [
+            hub.join(Some("a".into()), a.clone()),
+            hub.join(Some("b".into()), b.clone()),
+        ];
+        (hub, a, b, routes)
+    }
+
+    #[tokio::test]
+    async fn a_burst_after_the_first_change_is_routed_whole_in_the_gather() {
+        let (hub, a, b, _routes) = hub();
+        let (feed, mut changes) = Feed::open();
+        feed.upsert("a");
+        let first = changes.next().await.unwrap();
+        hub.route(&first);
+        // The rest of the burst comes while the hub gathers: none of it is lost.
+        for _ in 0..3 {
+            feed.upsert("b");
+        }
+        let gathered = gather(&Arc::downgrade(&hub), &mut changes).await;
+        assert!(matches!(gathered, Gathered::Quiet));
+        assert_eq!(a.0.load(Ordering::SeqCst), 1);
+        assert_eq!(b.0.load(Ordering::SeqCst), 3);
+        // A lag may have hidden any item's change: everyone hears of it.
+        feed.send(Change::Lagged(9));
+        assert!(matches!(
+            gather(&Arc::downgrade(&hub), &mut changes).await,
+            Gathered::Quiet
+        ));
+        assert_eq!(a.0.load(Ordering::SeqCst), 2);
+        assert_eq!(b.0.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_gather_tells_an_ended_feed_and_a_gone_hub() {
+        let (hub, _a, b, routes) = hub();
+        let (feed, mut changes) = Feed::open();
+        feed.upsert("b");
+        drop(feed);
+        let ended = gather(&Arc::downgrade(&hub), &mut changes).await;
+        assert!(matches!(ended, Gathered::FeedEnded));
+        // What came before the end was still routed.
+        assert_eq!(b.0.load(Ordering::SeqCst), 1);
+
+        let (feed, mut changes) = Feed::open();
+        let weak = Arc::downgrade(&hub);
+        drop(routes);
+        drop(hub);
+        feed.upsert("b");
+        assert!(matches!(gather(&weak, &mut changes).await, Gathered::HubGone));
     }
 }
