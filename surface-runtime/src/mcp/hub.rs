@@ -28,8 +28,9 @@ use tokio::task::JoinHandle;
 /// How long a dropped feed waits before it dials again.
 const REATTACH: Duration = Duration::from_millis(250);
 
-/// How long a hub lets changes gather after one woke it before it routes them (`gather`):
-/// short beside a watcher's debounce (`watch::DEBOUNCE`), which delays every `updated` anyway.
+/// How long a hub lets the changes after the one that woke it gather before it reads them
+/// (`gather`): short beside a watcher's debounce (`watch::DEBOUNCE`), which delays every
+/// `updated` anyway.
 const GATHER: Duration = Duration::from_millis(1);
 
 /// Which member a hub reads: its owning sibling (none for the core) and its name.
