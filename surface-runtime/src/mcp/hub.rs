@@ -222,14 +222,16 @@ async fn feed_loop<S: Source>(
 async fn gather(hub: &Weak<Hub>, changes: &mut ChangeStream) -> Gathered {
     loop {
         tokio::time::sleep(GATHER).await;
+        // Held for the round only: a hub whose last route left meanwhile drops with it, and
+        // its `Drop` ends this task at the next wait.
+        let Some(live) = hub.upgrade() else {
+            return Gathered::HubGone;
+        };
         let mut routed = false;
         // What is ready now; a change that arrives meanwhile is read in this round too.
         loop {
             match changes.next().now_or_never() {
                 Some(Some(change)) => {
-                    let Some(live) = hub.upgrade() else {
-                        return Gathered::HubGone;
-                    };
                     live.route(&change);
                     routed = true;
                 }
