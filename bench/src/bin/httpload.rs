@@ -97,7 +97,15 @@ fn config() -> Config {
             "--stateless" => c.stateless = v.split(',').map(str::to_owned).collect(),
             "--askable" => c.askable = v.split(',').map(str::to_owned).collect(),
             "--unchecked" => c.unchecked = Some(v),
-            "--modes" => c.only_modes = v.split(',').map(str::to_owned).collect(),
+            "--modes" => {
+                c.only_modes = v.split(',').map(str::to_owned).collect();
+                for k in &c.only_modes {
+                    assert!(
+                        Mode::ALL.iter().any(|m| m.key() == k),
+                        "--modes: unknown mode {k:?} (legacy, stateless or askable)"
+                    );
+                }
+            }
             "--bearer" => {
                 let (name, token) = v.split_once('=').expect("--bearer NAME=TOKEN");
                 c.bearers.insert(name.to_owned(), token.to_owned());
@@ -123,6 +131,8 @@ enum Mode {
 }
 
 impl Mode {
+    const ALL: [Mode; 3] = [Mode::Legacy, Mode::Stateless, Mode::Askable];
+
     fn word(self) -> &'static str {
         match self {
             Mode::Legacy => "legacy sessions",
