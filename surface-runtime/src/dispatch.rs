@@ -62,6 +62,12 @@ pub trait Dispatch: Send + Sync + 'static {
     fn write<'a>(&'a self, member: &'a str, write: Write) -> BoxFuture<'a, Result<(), Failure>>;
     /// Opens the change feed of a member.
     fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>>;
+    /// Opens a feed of which items of a member changed since the last read, each once (see
+    /// [`LiveMember::touched`](crate::LiveMember::touched)); the change feed itself where the
+    /// far side does not coalesce.
+    fn watch_touched<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
+        self.watch(member)
+    }
     /// Calls a procedure (`"ns.verb"`) with its input (already unwrapped, not yet decoded).
     fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>>;
 }

@@ -233,6 +233,9 @@ impl<S: Surface> Dispatch for DirectDispatch<S> {
     fn watch<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
         future::ready(self.member(member).map(|m| m.changes())).boxed()
     }
+    fn watch_touched<'a>(&'a self, member: &'a str) -> BoxFuture<'a, Result<ChangeStream, Failure>> {
+        future::ready(self.member(member).map(|m| m.touched())).boxed()
+    }
     fn call<'a>(&'a self, procedure: &'a str, input: Value) -> BoxFuture<'a, Result<Value, Failure>> {
         if !backing::active() {
             return self.surface.call(procedure, input);

@@ -9,6 +9,10 @@
 //! What a poke does is the watcher's (`watch.rs`): it marks its URI changed, and only the first
 //! change of a window queues anything.
 //!
+//! The feed a hub reads is the member's coalesced one (`Dispatch::watch_touched`): a collection
+//! names each item changed since the hub last read once, and records it under the write lock
+//! its writer holds anyway, so a watched write costs its writer a push, not a channel send.
+//!
 //! A hub reads a burst together: the change that wakes it is routed at once, and what follows
 //! is read in rounds a millisecond apart (`gather`), so a writer's burst wakes the hub once. A
 //! burst of more than the feed holds in one round reads as a lag, which pokes every watcher of
@@ -259,7 +263,7 @@ enum Gathered {
 async fn attach<S: Source>(generation: Arc<S>, entry: ResourceEntry) -> Option<ChangeStream> {
     let lease = generation.link().lease().await.ok()?;
     let dispatch = lease.bundle.dispatch_for(entry.owner.as_deref()).ok()?;
-    match dispatch.watch(entry.member).await {
+    match dispatch.watch_touched(entry.member).await {
         Ok(changes) => Some(changes),
         Err(f) => {
             generation.link().after(&lease, f).await;

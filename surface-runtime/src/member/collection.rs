@@ -1,6 +1,7 @@
 //! A collection: items by key.
 
 use super::backing::{Backend, Bound, Entries, Swapped, install};
+use super::touched::{self, HoldsTouched, Keyed, Touched};
 use super::{
     Change, ChangeStream, FEED_CAPACITY, LiveMember, MemberKey, MemberValue, Write, decode, feed, id_to_key,
     key_to_id, to_json, with_lag, wrong_write,
@@ -8,9 +9,10 @@ use super::{
 use crate::failure::{Failure, FailureKind};
 use crate::spec::MemberKind;
 use crate::sync::{read, write};
+use futures::StreamExt;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::{OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock, RwLockWriteGuard};
 use tokio::sync::broadcast;
 
 /// A collection bound to a backing: the items' codec and the keys'.
@@ -30,6 +32,29 @@ pub enum CollectionChange<K> {
     Removed(K),
 }
 
+impl<K: Ord + Clone + Send + Sync + 'static> Keyed for CollectionChange<K> {
+    type Key = K;
+    fn key(&self) -> &K {
+        match self {
+            CollectionChange::Upserted(k) | CollectionChange::Removed(k) => k,
+        }
+    }
+}
+
+/// The items, and the changes the faces' feeds have not read yet: one lock for both, so a
+/// watched write records its change under the lock it takes anyway.
+#[derive(Debug)]
+struct Items<K, V> {
+    map: BTreeMap<K, V>,
+    touched: Touched<CollectionChange<K>>,
+}
+
+impl<K: MemberKey, V: MemberValue> HoldsTouched<CollectionChange<K>> for Items<K, V> {
+    fn touched(&mut self) -> &mut Touched<CollectionChange<K>> {
+        &mut self.touched
+    }
+}
+
 /// A collection: items by key; every upsert and delete is published.
 ///
 /// ```
@@ -43,7 +68,8 @@ pub enum CollectionChange<K> {
 /// ```
 #[derive(Debug)]
 pub struct Collection<K, V> {
-    items: RwLock<BTreeMap<K, V>>,
+    /// Shared with the faces' feeds (`touched.rs`), which drain their changes under its lock.
+    items: Arc<RwLock<Items<K, V>>>,
     changes: broadcast::Sender<CollectionChange<K>>,
     /// Where the items live when not here.
     backing: OnceLock<BoundMap<K, V>>,
@@ -53,7 +79,10 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
     /// An empty collection.
     pub fn new() -> Self {
         Collection {
-            items: RwLock::new(BTreeMap::new()),
+            items: Arc::new(RwLock::new(Items {
+                map: BTreeMap::new(),
+                touched: Touched::default(),
+            })),
             changes: broadcast::channel(FEED_CAPACITY).0,
             backing: OnceLock::new(),
         }
@@ -66,7 +95,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
         {
             return stored.as_deref().and_then(b.items.decode);
         }
-        read(&self.items).get(key).cloned()
+        read(&self.items).map.get(key).cloned()
     }
 
     /// Whether an item is at `key`.
@@ -76,7 +105,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
         {
             return there;
         }
-        read(&self.items).contains_key(key)
+        read(&self.items).map.contains_key(key)
     }
 
     /// Every key, in order.
@@ -88,7 +117,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
             keys.sort();
             return keys;
         }
-        read(&self.items).keys().cloned().collect()
+        read(&self.items).map.keys().cloned().collect()
     }
 
     /// A copy of every item, in key order.
@@ -104,6 +133,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
             return items;
         }
         read(&self.items)
+            .map
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
@@ -116,7 +146,7 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
         {
             return n;
         }
-        read(&self.items).len()
+        read(&self.items).map.len()
     }
 
     /// Whether there are none.
@@ -134,8 +164,8 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
             return old.as_deref().and_then(b.items.decode);
         }
         let mut items = write(&self.items);
-        let old = items.insert(key.clone(), value);
-        self.publish(CollectionChange::Upserted(key));
+        let old = items.map.insert(key.clone(), value);
+        self.publish(items, CollectionChange::Upserted(key));
         old
     }
 
@@ -162,8 +192,8 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
             }
         }
         let mut items = write(&self.items);
-        let r = f(items.get_mut(key)?);
-        self.publish(CollectionChange::Upserted(key.clone()));
+        let r = f(items.map.get_mut(key)?);
+        self.publish(items, CollectionChange::Upserted(key.clone()));
         Some(r)
     }
 
@@ -176,15 +206,15 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
             return old.as_deref().and_then(b.items.decode);
         }
         let mut items = write(&self.items);
-        let old = items.remove(key)?;
-        self.publish(CollectionChange::Removed(key.clone()));
+        let old = items.map.remove(key)?;
+        self.publish(items, CollectionChange::Removed(key.clone()));
         Some(old)
     }
 
     /// How many feeds watch it now (typed subscribers and faces' change feeds): a way to
     /// see that closed subscriptions let go.
     pub fn watchers(&self) -> usize {
-        self.changes.receiver_count()
+        self.changes.receiver_count() + read(&self.items).touched.len()
     }
 
     /// Every upsert and delete from now on.
@@ -192,11 +222,24 @@ impl<K: Ord + Clone, V: Clone> Collection<K, V> {
         self.changes.subscribe()
     }
 
-    fn publish(&self, change: CollectionChange<K>) {
+    /// Publishes `change`, made under `items`: to the faces' feeds (recorded under that lock)
+    /// and to typed subscribers, in the order the changes were made.
+    fn publish(&self, mut items: RwLockWriteGuard<'_, Items<K, V>>, change: CollectionChange<K>) {
+        let wake = items.touched.record(&change);
         // No `receiver_count()` check first: it takes the channel's lock too, so a watched
         // upsert paid for that lock twice; `send` answers an error (ignored) when no one
         // watches, after the one lock.
         let _ = self.changes.send(change);
+        drop(items);
+        wake.wake();
+    }
+}
+
+impl<K, V> Drop for Collection<K, V> {
+    fn drop(&mut self) {
+        // The faces' feeds hold the items: tell them the collection is gone, as a dropped
+        // broadcast sender tells its receivers.
+        write(&self.items).touched.close().wake();
     }
 }
 
@@ -209,7 +252,7 @@ impl<K: Ord + Clone, V: Clone> Default for Collection<K, V> {
 impl<K: Ord + Clone, V: Clone> FromIterator<(K, V)> for Collection<K, V> {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
         let c = Collection::new();
-        *write(&c.items) = iter.into_iter().collect();
+        write(&c.items).map = iter.into_iter().collect();
         c
     }
 }
@@ -251,6 +294,13 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
         });
         with_lag(changes, self.backing.get().map(|b| b.items.backing()))
     }
+    fn touched(&self) -> ChangeStream {
+        let feed = touched::open(self.items.clone(), |c| match c {
+            CollectionChange::Upserted(k) => Change::Upserted { id: key_to_id(&k) },
+            CollectionChange::Removed(k) => Change::Removed { id: key_to_id(&k) },
+        });
+        with_lag(feed.boxed(), self.backing.get().map(|b| b.items.backing()))
+    }
     fn bind(&self, backing: Backend) -> Result<(), String> {
         let b = BoundMap {
             items: Bound::new(backing.0),
@@ -258,6 +308,7 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
             key: |id| id_to_key(id).ok(),
         };
         let seed = read(&self.items)
+            .map
             .iter()
             .map(|(k, v)| (key_to_id(k), to_json(v).to_string()))
             .collect();
@@ -271,16 +322,98 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
         match change {
             Change::Upserted { id } => {
                 if let Some(k) = (b.key)(&id) {
-                    self.publish(CollectionChange::Upserted(k));
+                    self.publish(write(&self.items), CollectionChange::Upserted(k));
                 }
             }
             Change::Removed { id } => {
                 if let Some(k) = (b.key)(&id) {
-                    self.publish(CollectionChange::Removed(k));
+                    self.publish(write(&self.items), CollectionChange::Removed(k));
                 }
             }
             Change::Lagged(_) => b.items.backing().heard_lag(None),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::FutureExt;
+
+    fn upserted(id: &str) -> Change {
+        Change::Upserted { id: id.to_owned() }
+    }
+
+    /// What the feed holds now, without waiting.
+    fn ready(feed: &mut ChangeStream) -> Vec<Change> {
+        std::iter::from_fn(|| feed.next().now_or_never().flatten()).collect()
+    }
+
+    #[test]
+    fn the_touched_feed_names_each_changed_item_once_with_its_last_change() {
+        let c: Collection<u32, String> = Collection::from_iter([(2, "two".to_string())]);
+        let mut feed = c.touched();
+        c.upsert(1, "a".into());
+        c.upsert(2, "b".into());
+        c.upsert(1, "c".into());
+        c.remove(&2);
+        c.update(&1, |v| v.push('!'));
+        assert_eq!(
+            ready(&mut feed),
+            [upserted("1"), Change::Removed { id: "2".into() }]
+        );
+        assert!(ready(&mut feed).is_empty());
+        // A typed subscriber still hears every change, in order.
+        let mut typed = c.subscribe();
+        c.upsert(3, "d".into());
+        c.upsert(3, "e".into());
+        assert_eq!(typed.try_recv().unwrap(), CollectionChange::Upserted(3));
+        assert_eq!(typed.try_recv().unwrap(), CollectionChange::Upserted(3));
+        assert_eq!(ready(&mut feed), [upserted("3")]);
+    }
+
+    #[test]
+    fn a_feed_that_falls_past_its_bound_is_told_it_lagged_and_loses_no_item() {
+        let c: Collection<u32, u32> = Collection::new();
+        let mut feed = c.touched();
+        let over = touched::TOUCHED_CAPACITY as u32 + 5;
+        for n in 0..over {
+            c.upsert(n % 3, n);
+        }
+        // The last changes past the bound are not held, but the lag says to re-read all.
+        assert_eq!(
+            ready(&mut feed),
+            [Change::Lagged(5), upserted("0"), upserted("1"), upserted("2")]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_waiting_feed_wakes_at_the_next_change_and_ends_with_the_collection() {
+        let c = Arc::new(Collection::<u32, u32>::new());
+        let mut feed = c.touched();
+        assert_eq!(c.watchers(), 1);
+        let writer = c.clone();
+        let waiting = tokio::spawn(async move {
+            let first = feed.next().await;
+            (first, feed)
+        });
+        tokio::task::yield_now().await;
+        writer.upsert(7, 1);
+        let (first, mut feed) = waiting.await.unwrap();
+        assert_eq!(first, Some(upserted("7")));
+        drop(writer);
+        let c = Arc::into_inner(c).unwrap();
+        drop(c);
+        assert_eq!(feed.next().await, None);
+        drop(feed);
+
+        // Leaving a feed lets go of its buffer.
+        let c = Collection::<u32, u32>::new();
+        let feed = c.touched();
+        assert_eq!(c.watchers(), 1);
+        drop(feed);
+        assert_eq!(c.watchers(), 0);
+        c.upsert(1, 1);
     }
 }

@@ -27,6 +27,25 @@ pub trait LiveMember: Send + Sync {
     fn write(&self, write: Write) -> Result<(), Failure>;
     /// Its change feed.
     fn changes(&self) -> ChangeStream;
+    /// Which of its items changed since the last read, each once with its last change (what
+    /// a watcher that re-reads needs, such as the MCP face's `resources/updated`). The same
+    /// as [`changes`](LiveMember::changes) for a member that does not coalesce.
+    ///
+    /// ```
+    /// use futures::{FutureExt, StreamExt};
+    /// use surface_runtime::{Change, Collection, LiveMember};
+    /// let names: Collection<u32, String> = Collection::new();
+    /// let mut touched = names.touched();
+    /// names.upsert(1, "init".into());
+    /// names.upsert(1, "shell".into());
+    /// // Item 1 changed twice since the last read: the feed names it once.
+    /// let upserted = Change::Upserted { id: "1".into() };
+    /// assert_eq!(touched.next().now_or_never(), Some(Some(upserted)));
+    /// assert!(touched.next().now_or_never().is_none());
+    /// ```
+    fn touched(&self) -> ChangeStream {
+        self.changes()
+    }
     /// Moves the member's value into `backing` (what a backend's attach calls).
     #[doc(hidden)]
     fn bind(&self, backing: Backend) -> Result<(), String> {

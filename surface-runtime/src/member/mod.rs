@@ -15,6 +15,7 @@ mod counter;
 mod event;
 mod live;
 mod stream;
+mod touched;
 
 pub use cell::Cell;
 pub use change::{Change, ChangeStream, MemberKey, MemberValue, Write, id_to_key, key_to_id};

@@ -216,6 +216,9 @@ impl<M: LiveMember> LiveMember for ReadOnly<M> {
     fn changes(&self) -> ChangeStream {
         self.inner.changes()
     }
+    fn touched(&self) -> ChangeStream {
+        self.inner.touched()
+    }
     fn bind(&self, _backing: crate::member::backing::Backend) -> Result<(), String> {
         Err(format!(
             "a derived {} follows the surface it is projected from and cannot live in a store",
