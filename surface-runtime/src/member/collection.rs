@@ -239,7 +239,8 @@ impl<K, V> Drop for Collection<K, V> {
     fn drop(&mut self) {
         // The faces' feeds hold the items: tell them the collection is gone, as a dropped
         // broadcast sender tells its receivers.
-        write(&self.items).touched.close().wake();
+        let wake = write(&self.items).touched.close();
+        wake.wake();
     }
 }
 
