@@ -32,6 +32,16 @@ pub enum CollectionChange<K> {
     Removed(K),
 }
 
+impl<K: MemberKey> CollectionChange<K> {
+    /// The change as faces see it, its key spelled as in URIs.
+    fn erased(self) -> Change {
+        match self {
+            CollectionChange::Upserted(k) => Change::Upserted { id: key_to_id(&k) },
+            CollectionChange::Removed(k) => Change::Removed { id: key_to_id(&k) },
+        }
+    }
+}
+
 impl<K: Ord + Clone + Send + Sync + 'static> Keyed for CollectionChange<K> {
     type Key = K;
     fn key(&self) -> &K {
@@ -289,17 +299,11 @@ impl<K: MemberKey, V: MemberValue> LiveMember for Collection<K, V> {
         }
     }
     fn changes(&self) -> ChangeStream {
-        let changes = feed(self.subscribe(), |c| match c {
-            CollectionChange::Upserted(k) => Change::Upserted { id: key_to_id(&k) },
-            CollectionChange::Removed(k) => Change::Removed { id: key_to_id(&k) },
-        });
+        let changes = feed(self.subscribe(), CollectionChange::erased);
         with_lag(changes, self.backing.get().map(|b| b.items.backing()))
     }
     fn touched(&self) -> ChangeStream {
-        let feed = touched::open(self.items.clone(), |c| match c {
-            CollectionChange::Upserted(k) => Change::Upserted { id: key_to_id(&k) },
-            CollectionChange::Removed(k) => Change::Removed { id: key_to_id(&k) },
-        });
+        let feed = touched::open(self.items.clone(), CollectionChange::erased);
         with_lag(feed.boxed(), self.backing.get().map(|b| b.items.backing()))
     }
     fn bind(&self, backing: Backend) -> Result<(), String> {
