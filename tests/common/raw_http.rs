@@ -259,27 +259,58 @@ impl Listen {
         }
     }
 
+    /// The standalone `GET` stream of the legacy `session` at `addr`'s `/mcp`, resuming after
+    /// `last` (`Last-Event-ID`) when given.
+    #[allow(dead_code)] // not every test binary opens one
+    pub async fn standalone(addr: SocketAddr, session: &str, last: Option<&str>) -> Listen {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let resume = last.map_or(String::new(), |id| format!("Last-Event-ID: {id}\r\n"));
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n{resume}\r\n"
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        Listen {
+            tcp,
+            raw: String::new(),
+            seen: 0,
+        }
+    }
+
     /// The response's head and what was read of its body so far.
     pub fn raw(&self) -> &str {
         &self.raw
     }
 
-    /// The next JSON-RPC message of the stream (each SSE event is one `data:` line).
+    /// The next JSON-RPC message of the stream (each SSE event is one `data:` line; a priming
+    /// event, whose `data` is empty, is none).
     pub async fn next(&mut self) -> Value {
+        self.next_within(Duration::from_secs(20))
+            .await
+            .expect("an event in time")
+    }
+
+    /// The next JSON-RPC message of the stream, if one arrives within `within`.
+    pub async fn next_within(&mut self, within: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + within;
         loop {
-            let lines: Vec<&str> = self.raw.lines().filter(|l| l.starts_with("data: ")).collect();
+            // A priming event's `data` is empty: it carries no message.
+            let lines: Vec<&str> = self
+                .raw
+                .lines()
+                .filter(|l| l.starts_with("data: ") && l.len() > "data: ".len())
+                .collect();
             let complete = lines
                 .get(self.seen)
                 .and_then(|l| serde_json::from_str::<Value>(&l["data: ".len()..]).ok());
             if let Some(message) = complete {
                 self.seen += 1;
-                return message;
+                return Some(message);
             }
             let mut buf = [0u8; 4096];
-            let n = tokio::time::timeout(Duration::from_secs(20), self.tcp.read(&mut buf))
-                .await
-                .expect("an event in time")
-                .unwrap();
+            let n = match tokio::time::timeout_at(deadline, self.tcp.read(&mut buf)).await {
+                Ok(read) => read.unwrap(),
+                Err(_) => return None,
+            };
             assert!(n > 0, "the stream ended: {}", self.raw);
             self.raw.push_str(&String::from_utf8_lossy(&buf[..n]));
         }

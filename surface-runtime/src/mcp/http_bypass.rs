@@ -253,6 +253,11 @@ impl HttpBypass {
         }
     }
 
+    /// The state of the session `id`, while it lives and this path knows it.
+    pub(crate) fn session_state(&self, id: &str) -> Option<Arc<SessionState>> {
+        self.live(id)?.state.upgrade()
+    }
+
     fn live(&self, id: &str) -> Option<Arc<Live>> {
         self.sessions
             .read()

@@ -209,7 +209,32 @@ impl Gate {
         match *request.method() {
             hyper::Method::DELETE => self.delete(service, request, session).await,
             hyper::Method::POST => self.post(service, request, session, principal).await,
+            hyper::Method::GET => self.get(service, request, session).await,
             _ => Box::pin(service.handle(request)).await,
+        }
+    }
+
+    /// A `GET`: rmcp's answer, which for a session opened here (and not shared with other
+    /// instances, which resume its stream from the events rmcp stores) becomes the stream its
+    /// `updated` notifications are written to directly (`standalone.rs`).
+    async fn get<B>(
+        &self,
+        service: &Service,
+        request: hyper::Request<B>,
+        session: Option<SessionId>,
+    ) -> Response
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let state = match (&session, &self.sharing) {
+            (Some(id), None) => self.bypass.session_state(id),
+            _ => None,
+        };
+        let response = Box::pin(service.handle(request)).await;
+        match state {
+            Some(state) => super::http_standalone::splice(response, &state),
+            None => response,
         }
     }
 

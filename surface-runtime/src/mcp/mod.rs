@@ -58,6 +58,8 @@ mod http_options;
 mod http_response;
 #[cfg(feature = "http")]
 pub(crate) mod http_sessions;
+#[cfg(feature = "http")]
+mod http_standalone;
 mod hub;
 mod jsonrpc;
 mod listen_ids;
@@ -74,6 +76,7 @@ mod served;
 mod server;
 mod session;
 mod skills;
+mod standalone;
 mod stdio_bypass;
 mod subscriptions;
 pub(crate) mod task_sharing;

@@ -9,6 +9,7 @@ use super::generation::Generation;
 use super::listen_ids::ListenTaskIds;
 use super::requests::Serving;
 use super::results::branded;
+use super::standalone::StandaloneStream;
 use super::watch::{Notifier, Opening, Outbox, Target, Watch};
 use crate::sync::lock;
 use rmcp::model::{
@@ -66,6 +67,8 @@ pub(crate) struct Subscriptions {
     legacy: Mutex<HashMap<String, Watch>>,
     /// Where the legacy subscriptions' `updated` notifications leave, from the first one on.
     legacy_outbox: OnceLock<Arc<Outbox>>,
+    /// The session's standalone `GET` stream, when the HTTP face attached one.
+    standalone: Arc<StandaloneStream>,
     listens: Mutex<HashMap<RequestId, Listen>>,
     /// Feeds started by `accepted_subscription_filter`, by the task of the listen request
     /// (rmcp calls the filter and then `listen` in the one task serving that request).
@@ -178,7 +181,7 @@ impl Subscriptions {
         let target = serving.resolve_watchable(&uri).await?;
         let outbox = self
             .legacy_outbox
-            .get_or_init(|| Outbox::new(Notifier::Legacy(peer)))
+            .get_or_init(|| Outbox::new(Notifier::Legacy(peer, self.standalone.clone())))
             .clone();
         let watch = Watch::open(target, outbox).await;
         // Checked again: subscriptions answered meanwhile count too.
@@ -187,6 +190,22 @@ impl Subscriptions {
         }
         lock(&self.legacy).insert(uri, watch);
         Ok(())
+    }
+
+    /// The session's standalone stream, which its legacy `updated` notifications take when
+    /// the HTTP face attached one.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // attached only by the HTTP face
+    pub(crate) fn standalone(&self) -> &StandaloneStream {
+        &self.standalone
+    }
+
+    /// Sends every legacy subscription an `updated` in its next window: a stream that ended
+    /// may have taken some with it (`standalone.rs`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // called only by the HTTP face
+    pub(crate) fn reannounce(&self) {
+        for watch in lock(&self.legacy).values() {
+            watch.reannounce();
+        }
     }
 
     /// `resources/unsubscribe` (legacy).

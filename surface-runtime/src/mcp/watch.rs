@@ -12,6 +12,7 @@
 use super::generation::Generation;
 use super::hub::{self, Route, Watcher};
 use super::resources::ResourceEntry;
+use super::standalone::{SEND_TIMEOUT, StandaloneStream, updated_events};
 use crate::sync::lock;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -35,17 +36,39 @@ const IN_FLIGHT: usize = 16;
 
 /// Where one session's (or one listen's) notifications go.
 pub(crate) enum Notifier {
-    /// A legacy `resources/subscribe`: notifications to the session's peer.
-    Legacy(Peer<RoleServer>),
+    /// A legacy `resources/subscribe`: notifications onto the session's standalone stream
+    /// when the HTTP face attached one (`standalone.rs`), else to the session's peer.
+    Legacy(Peer<RoleServer>, Arc<StandaloneStream>),
     /// A 2026-07-28 `subscriptions/listen` stream.
     Listen(SubscriptionSink),
 }
 
 impl Notifier {
+    /// Sends one window's `updated` for `due` onto the session's standalone stream, if one is
+    /// attached and takes them; false when they must go another way.
+    async fn onto_standalone(&self, due: &[Arc<Changed>]) -> bool {
+        let Notifier::Legacy(_, standalone) = self else {
+            return false;
+        };
+        let Some(stream) = standalone.sender() else {
+            return false;
+        };
+        let chunk = updated_events(due.iter().map(|changed| changed.uri.as_str()));
+        match tokio::time::timeout(SEND_TIMEOUT, stream.send(chunk)).await {
+            Ok(Ok(())) => true,
+            // The stream ended: the chunk was not queued, and goes through rmcp.
+            Ok(Err(_)) => false,
+            Err(_) => {
+                standalone.stalled();
+                false
+            }
+        }
+    }
+
     /// Sends `updated`; false when the channel is gone for good.
     async fn updated(&self, uri: &str) -> bool {
         match self {
-            Notifier::Legacy(peer) => peer
+            Notifier::Legacy(peer, _) => peer
                 .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.to_owned()))
                 .await
                 .is_ok(),
@@ -142,9 +165,15 @@ async fn deliver(queue: Arc<Queue>, notifier: Notifier) {
         let window = std::mem::take(&mut *lock(&queue.changed));
         // Lowered as each is sent, so a change from then on is sent in the next window; a URI
         // queued twice (see `Changed::attach`) finds it lowered and is skipped.
-        let due = window.into_iter().filter(|changed| {
-            !changed.ended.load(Ordering::Acquire) && changed.flag.swap(false, Ordering::AcqRel)
-        });
+        let due: Vec<Arc<Changed>> = window
+            .into_iter()
+            .filter(|changed| {
+                !changed.ended.load(Ordering::Acquire) && changed.flag.swap(false, Ordering::AcqRel)
+            })
+            .collect();
+        if due.is_empty() || notifier.onto_standalone(&due).await {
+            continue;
+        }
         let mut sent = std::pin::pin!(
             futures::stream::iter(due)
                 .map(|changed| {
@@ -246,6 +275,11 @@ impl Watch {
             _route: route,
             _watched: super::observe::Gauged::watch(),
         }
+    }
+
+    /// Sends this URI's `updated` in the outbox's next window, as if its item changed.
+    pub(crate) fn reannounce(&self) {
+        self.changed.poke();
     }
 
     /// This watch moved onto `next`: re-opened there on the same outbox, or ended (None) when
