@@ -37,6 +37,16 @@ const REATTACH: Duration = Duration::from_millis(250);
 /// `updated` anyway.
 const GATHER: Duration = Duration::from_millis(1);
 
+/// The longest a hub waits between two rounds of [`gather`]: a quiet round doubles the wait
+/// up to this.
+const GATHER_MAX: Duration = Duration::from_millis(16);
+
+/// How long a hub keeps reading in rounds after its last change before it waits to be woken.
+/// A writer that writes in bursts closer than this then never wakes the hub from its own
+/// thread: a wake-up of a parked runtime is a syscall there, and the worker it wakes may take
+/// the writer's core for as long as the routing runs.
+const LINGER: Duration = Duration::from_millis(100);
+
 /// Which member a hub reads: its owning sibling (none for the core) and its name.
 type HubKey = (Option<String>, &'static str);
 
@@ -219,13 +229,15 @@ async fn feed_loop<S: Source>(
     }
 }
 
-/// After a change woke the hub, routes what follows it in rounds [`GATHER`] apart until a
-/// round finds nothing, then goes back to waiting. A burst of writes then wakes the hub once,
-/// not once a write (each wake-up of a parked runtime is a syscall on the writer's thread), and
-/// the hub reads the feed after the writer, not beside it.
+/// After a change woke the hub, routes what follows it in rounds [`GATHER`] apart while
+/// changes come, each quiet round doubling the wait (up to [`GATHER_MAX`]), and goes back to
+/// waiting after [`LINGER`] without one. A burst of writes then wakes the hub once at most, not
+/// once a write, and the hub reads the feed after the writer, not beside it.
 async fn gather(hub: &Weak<Hub>, changes: &mut ChangeStream) -> Gathered {
+    let mut wait = GATHER;
+    let mut quiet = Duration::ZERO;
     loop {
-        tokio::time::sleep(GATHER).await;
+        tokio::time::sleep(wait).await;
         // Held for the round only: a hub whose last route left meanwhile drops with it, and
         // its `Drop` ends this task at the next wait.
         let Some(live) = hub.upgrade() else {
@@ -243,8 +255,14 @@ async fn gather(hub: &Weak<Hub>, changes: &mut ChangeStream) -> Gathered {
                 None => break,
             }
         }
-        if !routed {
-            return Gathered::Quiet;
+        if routed {
+            (wait, quiet) = (GATHER, Duration::ZERO);
+        } else {
+            quiet += wait;
+            if quiet >= LINGER {
+                return Gathered::Quiet;
+            }
+            wait = (wait * 2).min(GATHER_MAX);
         }
     }
 }
