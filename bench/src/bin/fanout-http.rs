@@ -14,6 +14,11 @@
 //!    each round once the last one's notifications arrived, and records the arrival of every
 //!    `notifications/resources/updated` on every stream.
 //!
+//! With two CPUs or more, the server is pinned to the first and the driver to the second, as
+//! `httpload` pins its server and generator: the driver parses every `updated` of a thousand
+//! streams (~0.4 s of CPU a round), and unpinned its bursts of parsing, whenever a window's
+//! notifications arrived at once, landed on the writer's core.
+//!
 //! Reported: the writer's time with and without the watchers (the slowdown: round `r` watched
 //! ÷ round `r` alone, each round's and their median, since one round's ~1 ms of writes moves
 //! with a single preemption), notifications received, whether every session got an `updated`
@@ -338,14 +343,26 @@ fn main() {
         }
     }
     let per = writes / bursts;
+    let pinned = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     let mut child = {
-        let mut c = std::process::Command::new(std::env::current_exe().unwrap())
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command
             .args(["--serve", &uris.to_string()])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the server starts");
+            .stderr(std::process::Stdio::null());
+        if pinned {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only sched_setaffinity, async-signal-safe, between fork and exec.
+            unsafe {
+                command.pre_exec(|| {
+                    surface_bench::http::pin(0);
+                    Ok(())
+                });
+            }
+            surface_bench::http::pin(1);
+        }
+        let mut c = command.spawn().expect("the server starts");
         let input = c.stdin.take().unwrap();
         let output = std::io::BufReader::new(c.stdout.take().unwrap());
         Child {
@@ -439,8 +456,12 @@ fn main() {
     let subs = sessions as f64 * uris as f64;
     let per_sub_kib = (rss1 - rss0) / subs;
     let wps = |ns: f64| (per * bursts) as f64 / (ns / 1e9);
+    let placement = match pinned {
+        true => "; the server pinned to one core, the driver to the other",
+        false => "",
+    };
     let table = format!(
-        "fan-out over Streamable HTTP: {sessions} legacy sessions × {uris} item URIs subscribed ({subs:.0} subscriptions, each session's standalone GET stream open), {rounds} rounds of {bursts} bursts × {per} upserts {pause} ms apart (span {span_ms:.0} ms)\n\n\
+        "fan-out over Streamable HTTP: {sessions} legacy sessions × {uris} item URIs subscribed ({subs:.0} subscriptions, each session's standalone GET stream open), {rounds} rounds of {bursts} bursts × {per} upserts {pause} ms apart (span {span_ms:.0} ms){placement}\n\n\
 | | writer alone | {sessions} sessions watching |\n|---|---:|---:|\n\
 | upserts/s (writer thread) | {:.0} | {:.0} |\n\
 | server RSS MiB | {:.1} | {:.1} (after the writes: {:.1}) |\n\n\
