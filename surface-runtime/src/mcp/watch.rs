@@ -7,7 +7,8 @@
 //! with one task: a URI's first change since its last `updated` queues it, the first URI queued
 //! opens a window of [`DEBOUNCE`], and at its end every URI queued gets one `updated`. A
 //! session watching a hundred URIs of a busy collection so wakes one task and one timer per
-//! window, not a hundred.
+//! window, not a hundred. A legacy HTTP session's window leaves as one chunk on its `GET`
+//! stream when one is attached (`standalone.rs`), and otherwise through rmcp.
 
 use super::generation::Generation;
 use super::hub::{self, Route, Watcher};
