@@ -26,7 +26,7 @@ const QUEUED_CHUNKS: usize = 8;
 
 /// How long a window waits for its stream to take its chunk before it goes through rmcp
 /// instead: a client that stops reading its stream does not hold the session's outbox.
-pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One session's standalone stream, when one is attached.
 #[derive(Default)]
@@ -66,16 +66,30 @@ impl StandaloneStream {
         Attach::Taken { chunks, reannounce }
     }
 
-    /// Where the next window's chunk goes, if a stream is attached and alive.
-    pub(crate) fn sender(&self) -> Option<mpsc::Sender<String>> {
+    /// Whether a stream is attached and alive.
+    pub(crate) fn attached(&self) -> bool {
+        self.sender().is_some()
+    }
+
+    fn sender(&self) -> Option<mpsc::Sender<String>> {
         let attached = lock(&self.attached);
         attached.sender.as_ref().filter(|s| !s.is_closed()).cloned()
     }
 
-    /// The attached stream did not take a chunk in time: it is let go, and the session's
-    /// notifications go through rmcp until a stream attaches again.
-    pub(crate) fn stalled(&self) {
-        lock(&self.attached).sender = None;
+    /// Queues one window's `chunk` on the attached stream; false when there is none, it ended,
+    /// or it did not take the chunk within [`SEND_TIMEOUT`] (then it is let go, and the
+    /// session's notifications go through rmcp until a stream attaches again).
+    pub(crate) async fn send(&self, chunk: String) -> bool {
+        let Some(stream) = self.sender() else {
+            return false;
+        };
+        match tokio::time::timeout(SEND_TIMEOUT, stream.send(chunk)).await {
+            Ok(sent) => sent.is_ok(),
+            Err(_) => {
+                lock(&self.attached).sender = None;
+                false
+            }
+        }
     }
 }
 
@@ -128,14 +142,42 @@ mod tests {
             matches!(stream.attach(), Attach::Shadow),
             "a second stream is a shadow"
         );
-        assert!(stream.sender().is_some());
+        assert!(stream.attached());
         drop(chunks);
-        assert!(stream.sender().is_none(), "an ended stream takes nothing");
+        assert!(!stream.attached(), "an ended stream takes nothing");
         let Attach::Taken { reannounce, .. } = stream.attach() else {
             panic!("a stream after an ended one attaches");
         };
         assert!(reannounce, "what the ended stream held may be lost");
-        stream.stalled();
-        assert!(stream.sender().is_none(), "a stalled stream is let go");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_that_stops_reading_takes_its_bound_then_is_let_go() {
+        let stream = StandaloneStream::default();
+        assert!(!stream.send("no stream".into()).await, "nothing attached");
+        let Attach::Taken { mut chunks, .. } = stream.attach() else {
+            panic!("the first stream attaches");
+        };
+        for n in 0..QUEUED_CHUNKS {
+            assert!(stream.send(format!("chunk {n}")).await, "within the bound");
+        }
+        let started = tokio::time::Instant::now();
+        assert!(
+            !stream.send("one too many".into()).await,
+            "past the bound, in time"
+        );
+        assert_eq!(started.elapsed(), SEND_TIMEOUT);
+        assert!(!stream.attached(), "a stalled stream is let go");
+        // What it took is still there for it, and nothing past the bound.
+        let mut queued = 0;
+        while let Ok(chunk) = chunks.try_recv() {
+            assert_eq!(chunk, format!("chunk {queued}"));
+            queued += 1;
+        }
+        assert_eq!(queued, QUEUED_CHUNKS);
+        let Attach::Taken { reannounce, .. } = stream.attach() else {
+            panic!("a stream after a stalled one attaches");
+        };
+        assert!(reannounce, "the stalled stream may never deliver what it took");
     }
 }

@@ -13,7 +13,7 @@
 use super::generation::Generation;
 use super::hub::{self, Route, Watcher};
 use super::resources::ResourceEntry;
-use super::standalone::{SEND_TIMEOUT, StandaloneStream, updated_events};
+use super::standalone::{StandaloneStream, updated_events};
 use crate::sync::lock;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -51,19 +51,11 @@ impl Notifier {
         let Notifier::Legacy(_, standalone) = self else {
             return false;
         };
-        let Some(stream) = standalone.sender() else {
-            return false;
-        };
-        let chunk = updated_events(due.iter().map(|changed| changed.uri.as_str()));
-        match tokio::time::timeout(SEND_TIMEOUT, stream.send(chunk)).await {
-            Ok(Ok(())) => true,
-            // The stream ended: the chunk was not queued, and goes through rmcp.
-            Ok(Err(_)) => false,
-            Err(_) => {
-                standalone.stalled();
-                false
-            }
-        }
+        // Not queued, the chunk is not lost: its URIs go through rmcp.
+        standalone.attached()
+            && standalone
+                .send(updated_events(due.iter().map(|changed| changed.uri.as_str())))
+                .await
     }
 
     /// Sends `updated`; false when the channel is gone for good.
