@@ -44,7 +44,8 @@ pub(super) fn splice(response: Response, state: &SessionState) -> Response {
 /// chunk never lands inside one.
 struct Spliced {
     events: BoxBody<Bytes, Infallible>,
-    /// None once the session lets go of this stream (a newer one, or a stall).
+    /// None once the session lets go of this stream (it stalled; a newer stream attaches only
+    /// after this one ended).
     chunks: Option<mpsc::Receiver<String>>,
 }
 
