@@ -13,6 +13,10 @@
 //! names each item changed since the hub last read once, and records it under the write lock
 //! its writer holds anyway, so a watched write costs its writer a push, not a channel send.
 //!
+//! A route whose every watcher was poked is marked [`Raised`] until one of them sends its
+//! `updated` (and lowers the mark): a busy item's later changes in the same window then cost
+//! the hub one read, not a poke per watching session.
+//!
 //! A hub reads a burst together: the change that wakes it is routed at once, and what follows
 //! is read in rounds a millisecond apart (`gather`), so a writer's burst wakes the hub once. A
 //! burst of more than the feed holds in one round reads as a lag, which pokes every watcher of
@@ -25,6 +29,7 @@ use crate::sync::lock;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -75,9 +80,52 @@ pub(crate) struct Hub {
 struct Routes {
     next: u64,
     /// Watchers of one item, by the item's id as URIs spell it.
-    by_id: HashMap<String, Vec<Routed>>,
+    by_id: HashMap<String, Watchers>,
     /// Watchers of the whole member (a cell, a stream, an event, a collection's list).
-    whole: Vec<Routed>,
+    whole: Watchers,
+}
+
+/// The watchers of one item (or of the whole member), and whether all of them are raised.
+#[derive(Default)]
+struct Watchers {
+    raised: Arc<Raised>,
+    list: Vec<Routed>,
+}
+
+impl Watchers {
+    /// Pokes every watcher, unless all of them were poked and none has sent since.
+    fn poke(&self) {
+        // Raised before the pokes: a watcher that sends meanwhile lowers it after, and the
+        // next change pokes them all again.
+        if !self.raised.0.swap(true, Ordering::SeqCst) {
+            for (_, watcher) in &self.list {
+                watcher.poke();
+            }
+        }
+    }
+
+    fn join(&mut self, token: u64, watcher: Arc<dyn Watcher>) {
+        watcher.routed(self.raised.clone());
+        self.list.push((token, watcher));
+        // The newcomer has not been poked.
+        self.raised.0.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Set when every watcher of a route has been poked; a watcher lowers it when it sends (and
+/// so lowers its own mark), and the route's next change pokes them all again.
+#[derive(Default)]
+pub(crate) struct Raised(AtomicBool);
+
+impl Raised {
+    /// One of the route's watchers sent what it was poked for.
+    pub(crate) fn lower(&self) {
+        // Read first: a window's watchers of one item lower it together, and a read leaves
+        // the line shared.
+        if self.0.load(Ordering::SeqCst) {
+            self.0.store(false, Ordering::SeqCst);
+        }
+    }
 }
 
 /// One route: its token (what its [`Route`] removes) and its watcher.
@@ -88,6 +136,9 @@ type Routed = (u64, Arc<dyn Watcher>);
 pub(crate) trait Watcher: Send + Sync + 'static {
     /// Something this watcher follows changed.
     fn poke(&self);
+    /// Joined a route: `raised` is to be lowered each time this watcher has sent what it was
+    /// poked for, since the hub pokes a raised route's watchers no more.
+    fn routed(&self, raised: Arc<Raised>);
 }
 
 /// A watcher's place in a hub's routes; leaving it (dropping) removes the route, and the last
@@ -101,13 +152,13 @@ pub(crate) struct Route {
 impl Drop for Route {
     fn drop(&mut self) {
         let mut routes = lock(&self.hub.routes);
-        let list = match &self.item {
+        let watchers = match &self.item {
             Some(id) => routes.by_id.get_mut(id),
             None => Some(&mut routes.whole),
         };
-        if let Some(list) = list {
-            list.retain(|(t, _)| *t != self.token);
-            if list.is_empty()
+        if let Some(watchers) = watchers {
+            watchers.list.retain(|(t, _)| *t != self.token);
+            if watchers.list.is_empty()
                 && let Some(id) = &self.item
             {
                 routes.by_id.remove(id);
@@ -131,20 +182,14 @@ impl Hub {
         let routes = lock(&self.routes);
         match change {
             Change::Upserted { id } | Change::Removed { id } => {
-                for (_, p) in routes.by_id.get(id).into_iter().flatten() {
-                    p.poke();
+                if let Some(watchers) = routes.by_id.get(id) {
+                    watchers.poke();
                 }
             }
-            Change::Lagged(_) => {
-                for (_, p) in routes.by_id.values().flatten() {
-                    p.poke();
-                }
-            }
+            Change::Lagged(_) => routes.by_id.values().for_each(Watchers::poke),
             _ => {}
         }
-        for (_, p) in &routes.whole {
-            p.poke();
-        }
+        routes.whole.poke();
     }
 
     fn join(self: &Arc<Self>, item: Option<String>, watcher: Arc<dyn Watcher>) -> Route {
@@ -152,8 +197,8 @@ impl Hub {
         routes.next += 1;
         let token = routes.next;
         match &item {
-            Some(id) => routes.by_id.entry(id.clone()).or_default().push((token, watcher)),
-            None => routes.whole.push((token, watcher)),
+            Some(id) => routes.by_id.entry(id.clone()).or_default().join(token, watcher),
+            None => routes.whole.join(token, watcher),
         }
         Route {
             hub: self.clone(),
@@ -295,12 +340,27 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    /// Counts its pokes; [`Count::sent`] stands for the window that sends them.
     #[derive(Default)]
-    struct Count(AtomicUsize);
+    struct Count(AtomicUsize, std::sync::OnceLock<Arc<Raised>>);
 
     impl Watcher for Count {
         fn poke(&self) {
             self.0.fetch_add(1, Ordering::SeqCst);
+        }
+
+        fn routed(&self, raised: Arc<Raised>) {
+            self.1.set(raised).ok().unwrap();
+        }
+    }
+
+    impl Count {
+        fn sent(&self) {
+            self.1.get().unwrap().lower();
+        }
+
+        fn pokes(&self) -> usize {
+            self.0.load(Ordering::SeqCst)
         }
     }
 
@@ -349,16 +409,34 @@ mod tests {
         }
         let gathered = gather(&Arc::downgrade(&hub), &mut changes).await;
         assert!(matches!(gathered, Gathered::Quiet));
-        assert_eq!(a.0.load(Ordering::SeqCst), 1);
-        assert_eq!(b.0.load(Ordering::SeqCst), 3);
-        // A lag may have hidden any item's change: everyone hears of it.
+        assert_eq!(a.pokes(), 1);
+        // `b` was poked once: it has not sent since, so its later changes need no poke.
+        assert_eq!(b.pokes(), 1);
+        // A lag may have hidden any item's change: everyone who sent since hears of it.
+        b.sent();
         feed.send(Change::Lagged(9));
         assert!(matches!(
             gather(&Arc::downgrade(&hub), &mut changes).await,
             Gathered::Quiet
         ));
-        assert_eq!(a.0.load(Ordering::SeqCst), 2);
-        assert_eq!(b.0.load(Ordering::SeqCst), 4);
+        assert_eq!((a.pokes(), b.pokes()), (1, 2));
+    }
+
+    #[test]
+    fn a_raised_route_is_poked_again_once_a_watcher_sent_or_another_joined() {
+        let (hub, a, _b, _routes) = hub();
+        let change = Change::Upserted { id: "a".into() };
+        hub.route(&change);
+        hub.route(&change);
+        assert_eq!(a.pokes(), 1, "raised: the second change finds it poked");
+        a.sent();
+        hub.route(&change);
+        assert_eq!(a.pokes(), 2, "lowered by the send: poked again");
+        // A newcomer was never poked: the route's next change pokes everyone again.
+        let newcomer = Arc::new(Count::default());
+        let _route = hub.join(Some("a".into()), newcomer.clone());
+        hub.route(&change);
+        assert_eq!((a.pokes(), newcomer.pokes()), (3, 1));
     }
 
     #[tokio::test]
@@ -370,7 +448,7 @@ mod tests {
         let ended = gather(&Arc::downgrade(&hub), &mut changes).await;
         assert!(matches!(ended, Gathered::FeedEnded));
         // What came before the end was still routed.
-        assert_eq!(b.0.load(Ordering::SeqCst), 1);
+        assert_eq!(b.pokes(), 1);
 
         let (feed, mut changes) = Feed::open();
         let weak = Arc::downgrade(&hub);

@@ -93,16 +93,32 @@ impl StandaloneStream {
     }
 }
 
-/// One window's `updated` notifications for `uris`, as SSE events of one chunk.
-pub(crate) fn updated_events<'a>(uris: impl IntoIterator<Item = &'a str>) -> String {
-    let mut chunk = String::new();
-    for uri in uris {
-        chunk.push_str(
-            r#"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#,
-        );
-        // A `String` serializes infallibly.
-        chunk.push_str(&serde_json::to_string(uri).unwrap_or_default());
-        chunk.push_str("}}\n\n");
+/// One URI as a JSON string, escaped once: a window's chunk then copies it, so a URI watched for
+/// hours is not escaped again at every change.
+#[derive(Default)]
+pub(crate) struct QuotedUri(std::sync::OnceLock<Box<str>>);
+
+impl QuotedUri {
+    /// `uri` as JSON, escaped at its first use.
+    fn get(&self, uri: &str) -> &str {
+        // A `str` serializes infallibly.
+        self.0
+            .get_or_init(|| serde_json::to_string(uri).unwrap_or_default().into())
+    }
+}
+
+/// One window's `updated` notifications for `uris` (each with its [`QuotedUri`]), as SSE
+/// events of one chunk.
+pub(crate) fn updated_events<'a>(uris: impl IntoIterator<Item = (&'a str, &'a QuotedUri)>) -> String {
+    const PREFIX: &str =
+        r#"data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"#;
+    const SUFFIX: &str = "}}\n\n";
+    let uris = uris.into_iter();
+    let mut chunk = String::with_capacity(uris.size_hint().0 * (PREFIX.len() + SUFFIX.len() + 32));
+    for (uri, quoted) in uris {
+        chunk.push_str(PREFIX);
+        chunk.push_str(quoted.get(uri));
+        chunk.push_str(SUFFIX);
     }
     chunk
 }
@@ -113,7 +129,11 @@ mod tests {
 
     #[test]
     fn events_are_the_notifications_rmcp_would_send() {
-        let chunk = updated_events(["surface://a", "surface://b\"q"]);
+        let quoted = [QuotedUri::default(), QuotedUri::default()];
+        let uris = ["surface://a", "surface://b\"q"];
+        let chunk = updated_events(uris.into_iter().zip(&quoted));
+        // A second window copies what the first escaped.
+        assert_eq!(updated_events(uris.into_iter().zip(&quoted)), chunk);
         let events: Vec<&str> = chunk.split_terminator("\n\n").collect();
         assert_eq!(events.len(), 2);
         for (event, uri) in events.iter().zip(["surface://a", "surface://b\"q"]) {

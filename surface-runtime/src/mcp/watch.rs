@@ -11,9 +11,9 @@
 //! stream when one is attached (`standalone.rs`), and otherwise through rmcp.
 
 use super::generation::Generation;
-use super::hub::{self, Route, Watcher};
+use super::hub::{self, Raised, Route, Watcher};
 use super::resources::ResourceEntry;
-use super::standalone::{StandaloneStream, updated_events};
+use super::standalone::{QuotedUri, StandaloneStream, updated_events};
 use crate::sync::lock;
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -54,7 +54,9 @@ impl Notifier {
         // Not queued, the chunk is not lost: its URIs go through rmcp.
         standalone.attached()
             && standalone
-                .send(updated_events(due.iter().map(|changed| changed.uri.as_str())))
+                .send(updated_events(
+                    due.iter().map(|changed| (changed.uri.as_str(), &changed.quoted)),
+                ))
                 .await
     }
 
@@ -160,9 +162,7 @@ async fn deliver(queue: Arc<Queue>, notifier: Notifier) {
         // queued twice (see `Changed::attach`) finds it lowered and is skipped.
         let due: Vec<Arc<Changed>> = window
             .into_iter()
-            .filter(|changed| {
-                !changed.ended.load(Ordering::Acquire) && changed.flag.swap(false, Ordering::AcqRel)
-            })
+            .filter(|changed| !changed.ended.load(Ordering::Acquire) && changed.lower())
             .collect();
         if due.is_empty() || notifier.onto_standalone(&due).await {
             continue;
@@ -187,21 +187,36 @@ async fn deliver(queue: Arc<Queue>, notifier: Notifier) {
 /// its `updated`.
 struct Changed {
     uri: String,
+    /// `uri` escaped for a standalone stream's chunks.
+    quoted: QuotedUri,
     flag: AtomicBool,
     /// Its watch is gone: a window that still holds it sends nothing for it.
     ended: AtomicBool,
     /// Its outbox's queue, once the watch runs (a listen's feeds open before it has one).
     queue: OnceLock<Weak<Queue>>,
+    /// Its route's mark in the hub, lowered with `flag`.
+    raised: OnceLock<Arc<Raised>>,
     me: Weak<Changed>,
 }
 
 impl Watcher for Changed {
     fn poke(&self) {
+        // Most pokes find the flag up (a busy item is changed many times in one window): a
+        // read, unlike the swap, does not take the flag's cache line from the core that reads
+        // it next.
+        if self.flag.load(Ordering::SeqCst) {
+            return;
+        }
         if !self.flag.swap(true, Ordering::SeqCst) {
             // Pairs with the fence in `attach`: one of the two sees the other and queues it.
             fence(Ordering::SeqCst);
             self.enqueue();
         }
+    }
+
+    fn routed(&self, raised: Arc<Raised>) {
+        // A watch joins one route, once.
+        let _ = self.raised.set(raised);
     }
 }
 
@@ -209,11 +224,23 @@ impl Changed {
     fn new(uri: &str) -> Arc<Changed> {
         Arc::new_cyclic(|me| Changed {
             uri: uri.to_owned(),
+            quoted: QuotedUri::default(),
             flag: AtomicBool::new(false),
             ended: AtomicBool::new(false),
             queue: OnceLock::new(),
+            raised: OnceLock::new(),
             me: me.clone(),
         })
+    }
+
+    /// Takes the mark down as its window sends it; false when it was not up (queued twice).
+    fn lower(&self) -> bool {
+        let was_up = self.flag.swap(false, Ordering::SeqCst);
+        // After the flag: the hub, finding its route lowered, pokes this watch again.
+        if was_up && let Some(raised) = self.raised.get() {
+            raised.lower();
+        }
+        was_up
     }
 
     fn enqueue(&self) {
