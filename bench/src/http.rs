@@ -35,8 +35,10 @@ pub struct Client {
     pub session: Option<String>,
     /// The protocol version this client sends.
     pub version: String,
-    /// The bearer token sent with every request, when the server requires one.
-    pub bearer: Option<String>,
+    /// The `Authorization` header sent with every request, when the server requires a token:
+    /// built once, as a client holding a token would, so that the generator does not charge
+    /// each request for formatting and validating 700-odd bytes (see [`Client::set_bearer`]).
+    authorization: Option<hyper::header::HeaderValue>,
     next: u64,
 }
 
@@ -69,7 +71,7 @@ pub async fn connect(addr: SocketAddr, path: &str) -> Result<Client, Failure> {
         path: path.to_owned(),
         session: None,
         version: MODERN.to_owned(),
-        bearer: None,
+        authorization: None,
         next: 1,
     })
 }
@@ -110,10 +112,19 @@ impl Client {
         if let Some(s) = &self.session {
             b = b.header("Mcp-Session-Id", s);
         }
-        if let Some(token) = &self.bearer {
-            b = b.header("Authorization", format!("Bearer {token}"));
+        if let Some(authorization) = &self.authorization {
+            // A clone of shared bytes, not a copy.
+            b = b.header(hyper::header::AUTHORIZATION, authorization.clone());
         }
         b
+    }
+
+    /// Sends `token` as a bearer token with every request from now on (none: no header).
+    pub fn set_bearer(&mut self, token: Option<&str>) {
+        self.authorization = token.map(|token| {
+            hyper::header::HeaderValue::try_from(format!("Bearer {token}"))
+                .expect("a token is a valid header value")
+        });
     }
 
     async fn send(&mut self, req: Request<Full<Bytes>>) -> Result<hyper::Response<Incoming>, Failure> {

@@ -164,7 +164,7 @@ const STOP: u8 = 2;
 
 async fn open(server: &Server, mode: Mode) -> Result<Client, String> {
     let mut c = connect(server.addr, "/mcp").await.map_err(|e| e.to_string())?;
-    c.bearer = server.bearer.clone();
+    c.set_bearer(server.bearer.as_deref());
     match mode {
         Mode::Legacy => c.initialize().await.map_err(|e| e.to_string())?,
         Mode::Askable => c
