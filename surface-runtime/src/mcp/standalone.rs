@@ -66,24 +66,20 @@ impl StandaloneStream {
         Attach::Taken { chunks, reannounce }
     }
 
-    /// Whether a stream is attached and alive.
-    pub(crate) fn attached(&self) -> bool {
-        self.sender().is_some()
-    }
-
     fn sender(&self) -> Option<mpsc::Sender<String>> {
         let attached = lock(&self.attached);
         attached.sender.as_ref().filter(|s| !s.is_closed()).cloned()
     }
 
-    /// Queues one window's `chunk` on the attached stream; false when there is none, it ended,
-    /// or it did not take the chunk within [`SEND_TIMEOUT`] (then it is let go, and the
-    /// session's notifications go through rmcp until a stream attaches again).
-    pub(crate) async fn send(&self, chunk: String) -> bool {
+    /// Queues one window's chunk, built by `chunk` only when a stream is attached, on that
+    /// stream; false when there is none, it ended, or it did not take the chunk within
+    /// [`SEND_TIMEOUT`] (then it is let go, and the session's notifications go through rmcp
+    /// until a stream attaches again).
+    pub(crate) async fn send(&self, chunk: impl FnOnce() -> String) -> bool {
         let Some(stream) = self.sender() else {
             return false;
         };
-        match tokio::time::timeout(SEND_TIMEOUT, stream.send(chunk)).await {
+        match tokio::time::timeout(SEND_TIMEOUT, stream.send(chunk())).await {
             Ok(sent) => sent.is_ok(),
             Err(_) => {
                 lock(&self.attached).sender = None;
@@ -162,9 +158,9 @@ mod tests {
             matches!(stream.attach(), Attach::Shadow),
             "a second stream is a shadow"
         );
-        assert!(stream.attached());
+        assert!(stream.sender().is_some());
         drop(chunks);
-        assert!(!stream.attached(), "an ended stream takes nothing");
+        assert!(stream.sender().is_none(), "an ended stream takes nothing");
         let Attach::Taken { reannounce, .. } = stream.attach() else {
             panic!("a stream after an ended one attaches");
         };
@@ -174,20 +170,20 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_stream_that_stops_reading_takes_its_bound_then_is_let_go() {
         let stream = StandaloneStream::default();
-        assert!(!stream.send("no stream".into()).await, "nothing attached");
+        assert!(!stream.send(|| "no stream".into()).await, "nothing attached");
         let Attach::Taken { mut chunks, .. } = stream.attach() else {
             panic!("the first stream attaches");
         };
         for n in 0..QUEUED_CHUNKS {
-            assert!(stream.send(format!("chunk {n}")).await, "within the bound");
+            assert!(stream.send(|| format!("chunk {n}")).await, "within the bound");
         }
         let started = tokio::time::Instant::now();
         assert!(
-            !stream.send("one too many".into()).await,
+            !stream.send(|| "one too many".into()).await,
             "past the bound, in time"
         );
         assert_eq!(started.elapsed(), SEND_TIMEOUT);
-        assert!(!stream.attached(), "a stalled stream is let go");
+        assert!(stream.sender().is_none(), "a stalled stream is let go");
         // What it took is still there for it, and nothing past the bound.
         let mut queued = 0;
         while let Ok(chunk) = chunks.try_recv() {

@@ -52,12 +52,9 @@ impl Notifier {
             return false;
         };
         // Not queued, the chunk is not lost: its URIs go through rmcp.
-        standalone.attached()
-            && standalone
-                .send(updated_events(
-                    due.iter().map(|changed| (changed.uri.as_str(), &changed.quoted)),
-                ))
-                .await
+        standalone
+            .send(|| updated_events(due.iter().map(|changed| (changed.uri.as_str(), &changed.quoted))))
+            .await
     }
 
     /// Sends `updated`; false when the channel is gone for good.
