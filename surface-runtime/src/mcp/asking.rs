@@ -20,6 +20,7 @@
 //! with -32602, rather than as the tool's own error.
 
 use super::ask_requests::{parse_answer, request_of, send};
+use super::handler_context::{CallPeer, HandlerContext};
 use super::tasks::TaskInputs;
 use crate::ask::{Answer, Ask, AskError};
 use crate::failure::Failure;
@@ -28,8 +29,6 @@ use rmcp::model::{
     ClientCapabilities, ErrorData, InputRequest, InputRequests, InputRequiredResult, InputResponses,
     JsonObject, RequestId, RequestStateCodec, SealOptions,
 };
-use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -111,49 +110,12 @@ pub(crate) struct CallAsks {
     refusal: Mutex<Option<ErrorData>>,
 }
 
-/// A peer a fast path holds for its session (`fast.rs`), shared by the calls it answers.
-pub(crate) type SharedPeer = Arc<Peer<RoleServer>>;
-
-/// The peer a call asks and reports through: a clone of its context's, or the session's own
-/// when a fast path gave the context that very peer. A clone of a peer (eight `Arc`s and a
-/// channel's sender) is nine atomic increments and its drop nine decrements, a shared one
-/// one of each: a legacy stdio call's atomic operations were ~15 % this clone (bench/NOTES.md).
-pub(crate) enum CallPeer {
-    /// A clone of the context's (rmcp's loop, or a round outside the fast paths).
-    Cloned(Peer<RoleServer>),
-    /// The session's, as the fast path holds it.
-    Shared(SharedPeer),
-}
-
-impl CallPeer {
-    /// `context`'s peer: `shared` when the caller knows it is that peer, else a clone.
-    fn of(context: &RequestContext<RoleServer>, shared: Option<SharedPeer>) -> CallPeer {
-        match shared {
-            Some(peer) => CallPeer::Shared(peer),
-            None => CallPeer::Cloned(context.peer.clone()),
-        }
-    }
-}
-
-impl std::ops::Deref for CallPeer {
-    type Target = Peer<RoleServer>;
-
-    fn deref(&self) -> &Peer<RoleServer> {
-        match self {
-            CallPeer::Cloned(peer) => peer,
-            CallPeer::Shared(peer) => peer,
-        }
-    }
-}
-
 /// What the caller of a call already holds for it, so that its round neither reads nor clones
 /// it again.
 #[derive(Default)]
 pub(crate) struct Held {
     /// The client's capabilities, read from a 2026-07-28 request's `_meta` already.
     pub(crate) capabilities: Option<Box<ClientCapabilities>>,
-    /// The context's peer, held shared by a fast path ([`CallPeer`]).
-    pub(crate) peer: Option<SharedPeer>,
 }
 
 /// What the host declared it can be asked, as rmcp's `RequestContext::client_capabilities`
@@ -357,13 +319,8 @@ pub(crate) enum Halt {
 
 impl Round {
     /// The round of a request of a legacy session: its questions are requests to the host, each
-    /// waited for up to `ask_timeout`. `shared`: the context's peer, when the caller holds it
-    /// shared ([`CallPeer`]).
-    pub(crate) fn legacy(
-        context: &RequestContext<RoleServer>,
-        shared: Option<SharedPeer>,
-        ask_timeout: Duration,
-    ) -> Round {
+    /// waited for up to `ask_timeout`.
+    pub(crate) fn legacy(context: &HandlerContext, ask_timeout: Duration) -> Round {
         // rmcp's `client_capabilities` for a request outside the 2026-07-28 lifecycle: its
         // `_meta`'s, else the session's `initialize`'s, read when asked (an inline session
         // stores no peer info: nothing declared, as rmcp reads it).
@@ -373,7 +330,6 @@ impl Round {
         };
         Round::new(
             context,
-            shared,
             Era::Legacy(ask_timeout, context.id.clone()),
             capabilities,
             Vec::new(),
@@ -384,7 +340,7 @@ impl Round {
     /// state binds): the sealed `state` is opened (refused with -32602 when it fails
     /// verification) and its answers joined with `responses`; with what the caller `held`.
     pub(crate) fn modern(
-        context: &RequestContext<RoleServer>,
+        context: &HandlerContext,
         held: Held,
         method: &str,
         name: &str,
@@ -397,19 +353,13 @@ impl Round {
             (held.capabilities)
                 .unwrap_or_else(|| Box::new(context.client_capabilities().unwrap_or_default())),
         );
-        Ok(Round::new(
-            context,
-            held.peer,
-            Era::Modern(rounds),
-            capabilities,
-            binding,
-        ))
+        Ok(Round::new(context, Era::Modern(rounds), capabilities, binding))
     }
 
     /// Opens the round of a task tool's `tools/call` for `name` with `arguments` on 2026-07-28,
     /// before the call becomes a task: see [`Round::defer`].
     pub(crate) fn open_deferred(
-        context: &RequestContext<RoleServer>,
+        context: &HandlerContext,
         name: &str,
         arguments: Arguments<'_>,
         responses: Option<InputResponses>,
@@ -418,7 +368,7 @@ impl Round {
         let (rounds, binding) = Round::sealed("tools/call", name, arguments, responses, state)?;
         let capabilities = Capabilities::Known(Box::new(context.client_capabilities().unwrap_or_default()));
         let era = Era::Deferred(rounds, Box::default());
-        Ok(Round::new(context, None, era, capabilities, binding))
+        Ok(Round::new(context, era, capabilities, binding))
     }
 
     /// The answers of earlier rounds (the sealed `state`, refused with -32602 when it fails
@@ -462,16 +412,10 @@ impl Round {
         Ok((rounds, binding))
     }
 
-    fn new(
-        context: &RequestContext<RoleServer>,
-        shared: Option<SharedPeer>,
-        era: Era,
-        capabilities: Capabilities,
-        binding: Vec<u8>,
-    ) -> Round {
+    fn new(context: &HandlerContext, era: Era, capabilities: Capabilities, binding: Vec<u8>) -> Round {
         Round {
             asks: Arc::new(CallAsks {
-                peer: CallPeer::of(context, shared),
+                peer: context.peer.share(),
                 era,
                 capabilities,
                 refusal: Mutex::new(None),

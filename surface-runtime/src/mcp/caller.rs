@@ -1,8 +1,7 @@
 //! Who makes a request: the principal a face identified for it (an authenticated HTTP
 //! request's), read from the request's extensions.
 
-use rmcp::RoleServer;
-use rmcp::service::RequestContext;
+use rmcp::model::Extensions;
 use std::sync::Arc;
 
 /// The principal in a set of extensions (rmcp's or HTTP's, two types): shared, as the HTTP
@@ -18,13 +17,12 @@ macro_rules! shared_principal {
 }
 
 /// The caller a face identified for this request (an authenticated HTTP request's), if any: put
-/// in the request's extensions by the direct path, or in its HTTP parts on rmcp's.
-pub(crate) fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
-    let direct = shared_principal!(context.extensions);
+/// in the request's `extensions` by the direct path, or in its HTTP parts on rmcp's.
+pub(crate) fn principal(extensions: &Extensions) -> Option<Arc<crate::Principal>> {
+    let direct = shared_principal!(extensions);
     #[cfg(feature = "http")]
     let direct = direct.or_else(|| {
-        context
-            .extensions
+        extensions
             .get::<hyper::http::request::Parts>()
             .and_then(|parts| shared_principal!(parts.extensions))
     });

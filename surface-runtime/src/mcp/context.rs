@@ -7,12 +7,11 @@
 //! use it, so this module allows the deprecation.
 #![allow(deprecated)]
 
+use super::handler_context::HandlerContext;
 use crate::ask::{Answer, Ask, AskError};
 use crate::context::{LogLevel, Reporter, ToolContext};
 use futures::future::BoxFuture;
-use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
-use rmcp::service::RequestContext;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -155,7 +154,7 @@ impl Reporter for SessionReporter {
 /// 2026-07-28), asking through `round`'s questions, on behalf of `principal` (the caller the
 /// handler already looked up: the request's, else its session's).
 pub(crate) fn for_request(
-    context: &RequestContext<RoleServer>,
+    context: &HandlerContext,
     session: &Arc<LogFilter>,
     round: &super::asking::Round,
     principal: Option<Arc<crate::Principal>>,
@@ -166,7 +165,7 @@ pub(crate) fn for_request(
 /// [`for_request`] cancelled by `cancel` rather than the request's own signal (a task tool's
 /// call, whose cancellation becomes its task's once it is handed over).
 pub(crate) fn for_request_cancelled_by(
-    context: &RequestContext<RoleServer>,
+    context: &HandlerContext,
     session: &Arc<LogFilter>,
     round: &super::asking::Round,
     cancel: tokio_util::sync::CancellationToken,

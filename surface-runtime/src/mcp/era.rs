@@ -1,9 +1,9 @@
 //! Which era of the protocol a request is of: the one rule every path that answers the two
 //! eras differently reads.
 
-use rmcp::RoleServer;
+use super::handler_context::HandlerContext;
 use rmcp::model::{ProtocolVersion, RequestMetaObject};
-use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
 
 /// The `_meta` key a request names its protocol version under.
 const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -22,18 +22,27 @@ pub(crate) fn is_modern(version: &str) -> bool {
 /// Whether `context`'s request is of the 2026-07-28 era (or later): its own `_meta` says so,
 /// or the session was opened in it. rmcp's `RequestContext::protocol_version`, compared where
 /// it lies rather than cloned out (it is asked on every call).
-pub(crate) fn modern(context: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn modern(context: &HandlerContext) -> bool {
     named_and_modern(context).1
 }
 
 /// The version `context`'s request names ([`named_version`]) and whether the request is
 /// [`modern`]: both from one read, for a caller that needs both.
-pub(crate) fn named_and_modern(context: &RequestContext<RoleServer>) -> (Option<&str>, bool) {
-    let named = named_version(&context.meta);
+pub(crate) fn named_and_modern(context: &HandlerContext) -> (Option<&str>, bool) {
+    named_and_modern_of(&context.meta, &context.peer)
+}
+
+/// [`modern`] for a request whose `_meta` is `meta`, of the session whose peer is `peer` (a
+/// request rmcp's loop hands over as its own context).
+pub(crate) fn modern_of(meta: &RequestMetaObject, peer: &Peer<RoleServer>) -> bool {
+    named_and_modern_of(meta, peer).1
+}
+
+fn named_and_modern_of<'a>(meta: &'a RequestMetaObject, peer: &Peer<RoleServer>) -> (Option<&'a str>, bool) {
+    let named = named_version(meta);
     let modern = match named {
         Some(version) => is_modern(version),
-        None => context
-            .peer
+        None => peer
             .peer_info()
             .is_some_and(|info| is_modern(info.protocol_version.as_str())),
     };

@@ -12,13 +12,10 @@
 //! paths cannot drift; what each transport adds (a session's lifecycle on stdio, headers and
 //! progress streams on HTTP) is said in its own module.
 
-use super::asking::SharedPeer;
+use super::handler_context::{HandlerContext, SharedPeer};
 use super::session::{Handler, Session};
 use rmcp::ErrorData;
 use rmcp::model::{ClientRequest, GetExtensions, RequestId, RequestMetaObject, ServerResult};
-use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer};
-use tokio_util::sync::CancellationToken;
 
 /// The requests that only ask for an answer: a call, a read, a prompt, a completion, a ping and
 /// the lists — never the lifecycle (`initialize`, `server/discover`), a subscription,
@@ -38,29 +35,12 @@ pub(crate) fn answers_only(request: &ClientRequest) -> bool {
     )
 }
 
-/// A request's handler context, as rmcp's loop builds it, beside the session's peer it holds a
-/// clone of: kept together, so the call shares that very peer rather than cloning it again
-/// (`asking::CallPeer`).
-pub(crate) struct CallContext {
-    /// What the handler is given (a transport adds what it knows of the request to it).
-    pub(crate) context: RequestContext<RoleServer>,
-    /// The peer `context` holds a clone of.
-    peer: SharedPeer,
-}
-
-/// The handler's context for `request`, with a clone of `peer`, as rmcp's loop builds it: the
-/// request's `_meta` and extensions move into it (so its progress token goes with them), under
-/// `ct` (or a token of its own, which the caller links as the call needs: `cancel::following`).
-pub(crate) fn context(
-    request: &mut ClientRequest,
-    id: RequestId,
-    peer: SharedPeer,
-    ct: Option<CancellationToken>,
-) -> CallContext {
-    let mut context = RequestContext::new(id, Peer::clone(&peer));
-    if let Some(ct) = ct {
-        context.ct = ct;
-    }
+/// The handler's context for `request` of the session whose peer is `peer` (shared, not cloned:
+/// [`super::handler_context`]), as rmcp's loop builds it: the request's `_meta` and extensions
+/// move into it (so its progress token goes with them), under a token of its own, which the
+/// caller links as the call needs (`cancel::following`).
+pub(crate) fn context(request: &mut ClientRequest, id: RequestId, peer: SharedPeer) -> HandlerContext {
+    let mut context = HandlerContext::shared(id, peer);
     // Taken out rather than swapped through `get_meta_mut`, which inserts an empty `_meta`
     // first: for a request without one (most) that built the extensions' map only to leave
     // an empty entry in it.
@@ -69,7 +49,7 @@ pub(crate) fn context(
         context.meta = meta;
     }
     std::mem::swap(&mut context.extensions, extensions);
-    CallContext { context, peer }
+    context
 }
 
 /// Answers `request` as rmcp's loop would, made what the transport writes by `finish`, in one
@@ -80,8 +60,8 @@ pub(crate) fn context(
 pub(crate) fn dispatch<T: Send + 'static>(
     handler: Handler,
     request: ClientRequest,
-    call: CallContext,
+    context: HandlerContext,
     finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
 ) -> std::pin::Pin<Box<dyn Future<Output = T> + Send>> {
-    Session::new(handler).answer(request, call.context, call.peer, finish)
+    Session::new(handler).answer(request, context, finish)
 }

@@ -39,6 +39,7 @@
 //! every second), and `notifications/cancelled` for a request answered here cancels it (its
 //! `POST` then ends with an empty event stream, as rmcp ends a cancelled request's stream).
 
+use super::handler_context::HandlerContext;
 use super::http_call_streams::CallStreams;
 use super::http_headers::{HeaderChecks, MCP_PROTOCOL_VERSION, single, standard_headers_match};
 use super::http_response::{Response, jsonrpc_body};
@@ -54,7 +55,7 @@ use rmcp::model::{
     ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, JsonRpcRequest, ProtocolVersion,
     RequestId, ServerJsonRpcMessage, ServerResult,
 };
-use rmcp::service::{RequestContext, RunningService};
+use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -153,7 +154,7 @@ pub(crate) struct HttpBypass {
     epoch: Instant,
     /// A peer for stateless requests, which (on this path) never send through it: the
     /// handler's context needs one, and rmcp makes them only in its service loop.
-    quiet: super::asking::SharedPeer,
+    quiet: super::handler_context::SharedPeer,
     _quiet_loop: RunningService<RoleServer, Session>,
     /// The handler of every stateless request: a plain request reads nothing of its session's
     /// state (its log level and capabilities come from its own `_meta`), so one serves all.
@@ -357,12 +358,12 @@ impl HttpBypass {
         let handler = self.stateless.clone();
         let id = request.id.clone();
         let mut inner = request.request;
-        let mut call_context = super::fast::context(&mut inner, request.id, self.quiet.clone(), None);
-        let ct = self.call_token(&call_context);
+        let mut context = super::fast::context(&mut inner, request.id, self.quiet.clone());
+        let ct = self.call_token(&context);
         // A client that goes away cancels its call, as rmcp's stateless path does.
         let _disconnect = ct.clone().drop_guard();
-        keep_parts(parts, principal, &mut call_context.context);
-        let dispatch = super::fast::dispatch(handler, inner, call_context, std::convert::identity);
+        keep_parts(parts, principal, &mut context);
+        let dispatch = super::fast::dispatch(handler, inner, context, std::convert::identity);
         let answer = super::cancel::following(dispatch, &ct, &self.stop).await;
         let (message, status) = match answer {
             Ok(result) => (ServerJsonRpcMessage::response(result, id), hyper::StatusCode::OK),
@@ -378,8 +379,8 @@ impl HttpBypass {
     /// which a call follows only once it waits (`cancel::following`): a child costs a lock of
     /// the stop's tree as it is made and again as it is dropped, and most calls end in their
     /// first poll.
-    fn call_token(&self, call: &super::fast::CallContext) -> CancellationToken {
-        let ct = call.context.ct.clone();
+    fn call_token(&self, call: &HandlerContext) -> CancellationToken {
+        let ct = call.ct.clone();
         super::cancel::inherit_cancel(&ct, &self.stop);
         ct
     }
@@ -405,9 +406,9 @@ impl HttpBypass {
         self.touch(&live, &handle).await;
         let request_id = request.id.clone();
         let mut inner = request.request;
-        let mut call_context = super::fast::context(&mut inner, request.id, peer, None);
+        let mut context = super::fast::context(&mut inner, request.id, peer);
         // `notifications/cancelled` cancels it too (through `in_flight`).
-        let ct = self.call_token(&call_context);
+        let ct = self.call_token(&context);
         let Some(serial) = live.take(&request_id, &ct) else {
             // An id already in flight here: let rmcp judge the duplicate.
             return Routed::Rmcp(parts);
@@ -421,8 +422,8 @@ impl HttpBypass {
             serial,
         };
         let handler = Handler::new(self.shared.clone(), state);
-        keep_parts(parts, principal, &mut call_context.context);
-        let mut dispatch = super::fast::dispatch(handler, inner, call_context, std::convert::identity);
+        keep_parts(parts, principal, &mut context);
+        let mut dispatch = super::fast::dispatch(handler, inner, context, std::convert::identity);
         let mut call = match std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await {
             // Ready at once: answered without a task of its own (a spawn, often a wake-up of
             // another worker, a join), which one client waits out on every call (bench/NOTES.md).
@@ -501,11 +502,7 @@ impl HttpBypass {
 /// the caller's [`Principal`](crate::Principal) (the gate's, else one a layer of the
 /// application put in the request's extensions) and the observed headers go in, since each
 /// extension costs an allocation to put there and another to drop.
-fn keep_parts(
-    mut parts: Parts,
-    authenticated: Option<&Arc<crate::Principal>>,
-    context: &mut RequestContext<RoleServer>,
-) {
+fn keep_parts(mut parts: Parts, authenticated: Option<&Arc<crate::Principal>>, context: &mut HandlerContext) {
     let principal = authenticated.cloned().or_else(|| {
         let shared = parts.extensions.remove::<Arc<crate::Principal>>();
         shared.or_else(|| parts.extensions.remove::<crate::Principal>().map(Arc::new))

@@ -38,6 +38,7 @@ mod encode;
 mod era;
 mod fast;
 mod generation;
+mod handler_context;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "auth")]

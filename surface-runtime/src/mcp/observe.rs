@@ -12,9 +12,9 @@
 //!
 //! [`metrics`]: https://docs.rs/metrics
 
+use super::handler_context::HandlerContext;
+use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, RequestId};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer};
 use std::future::Future;
 use std::time::Instant;
 use tracing::Instrument;
@@ -128,11 +128,7 @@ pub(crate) enum Target<'a> {
 }
 
 /// The span of one request of `method` about `target`, its attributes read from `context`.
-pub(crate) fn span(
-    method: &'static str,
-    target: Target<'_>,
-    context: &RequestContext<RoleServer>,
-) -> tracing::Span {
+pub(crate) fn span(method: &'static str, target: Target<'_>, context: &HandlerContext) -> tracing::Span {
     let span = request_span!(method);
     if !span.is_disabled() {
         annotate(&span, method, target, context);
@@ -140,12 +136,7 @@ pub(crate) fn span(
     span
 }
 
-fn annotate(
-    span: &tracing::Span,
-    method: &'static str,
-    target: Target<'_>,
-    context: &RequestContext<RoleServer>,
-) {
+fn annotate(span: &tracing::Span, method: &'static str, target: Target<'_>, context: &HandlerContext) {
     // The conventions name a span "{method} {target}" when there is a target.
     match target {
         Target::None => span.record("otel.name", method),
@@ -167,7 +158,7 @@ fn annotate(
     if let Some(version) = context.protocol_version() {
         span.record("mcp.protocol.version", version.as_str());
     }
-    if let Some(principal) = super::caller::principal(context) {
+    if let Some(principal) = super::caller::principal(&context.extensions) {
         span.record("enduser.id", principal.subject());
     }
     if let Some(session) = session_id(context) {
@@ -184,7 +175,7 @@ fn annotate(
 }
 
 /// The session a request belongs to: Streamable HTTP's `Mcp-Session-Id`.
-fn session_id(context: &RequestContext<RoleServer>) -> Option<String> {
+fn session_id(context: &HandlerContext) -> Option<String> {
     header(context, "mcp-session-id")
 }
 
@@ -197,7 +188,7 @@ pub(crate) struct TraceContext {
 /// The caller's W3C trace context: the request's `_meta.traceparent` (the MCP convention), or
 /// else the HTTP request's `traceparent` header — each with the `tracestate` of the same
 /// source (a vendor's state belongs to its own parent, never to another source's).
-pub(crate) fn trace_context(context: &RequestContext<RoleServer>) -> Option<TraceContext> {
+pub(crate) fn trace_context(context: &HandlerContext) -> Option<TraceContext> {
     let meta = |key: &str| context.meta.get(key).and_then(|v| v.as_str()).map(str::to_owned);
     match meta("traceparent") {
         Some(parent) => Some(TraceContext {
@@ -213,7 +204,7 @@ pub(crate) fn trace_context(context: &RequestContext<RoleServer>) -> Option<Trac
 
 /// The HTTP request header `name` a request came with (none off HTTP): from the request's
 /// head, or from what the direct path kept of it ([`keep_headers`]).
-fn header(context: &RequestContext<RoleServer>, name: &str) -> Option<String> {
+fn header(context: &HandlerContext, name: &str) -> Option<String> {
     #[cfg(feature = "http")]
     {
         if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
@@ -345,7 +336,7 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    pub(crate) fn start(tool: &str, context: &RequestContext<RoleServer>) -> Call {
+    pub(crate) fn start(tool: &str, context: &HandlerContext) -> Call {
         Call {
             span: span("tools/call", Target::Tool(tool), context),
             started: Instant::now(),

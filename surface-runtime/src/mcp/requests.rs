@@ -7,6 +7,7 @@ use super::asking::Deferral;
 use super::cancel::until_cancelled;
 use super::context::LogFilter;
 use super::generation::Generation;
+use super::handler_context::HandlerContext;
 use super::results::{self, branded};
 use super::served::Shared;
 use super::watch::Target;
@@ -14,12 +15,11 @@ use crate::failure::{Failure, FailureKind};
 use crate::schema;
 use crate::table::ToolEntry;
 use crate::tool::TaskSupport;
+use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, CustomRequest, CustomResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, ReadResourceResponse, ReadResourceResult,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -60,8 +60,8 @@ pub(crate) struct Serving<'a> {
 impl Serving<'_> {
     /// Who makes this request: the one its face identified (an authenticated HTTP request),
     /// or the connection's own (stdio given scopes); `None` reaches everything.
-    pub(crate) fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
-        super::caller::principal(context).or_else(|| self.principal.cloned())
+    pub(crate) fn principal(&self, extensions: &rmcp::model::Extensions) -> Option<Arc<crate::Principal>> {
+        super::caller::principal(extensions).or_else(|| self.principal.cloned())
     }
 
     /// `uri` on the current generation, or the refusal `resources/read` gives.
@@ -143,7 +143,7 @@ impl Serving<'_> {
     pub(crate) fn call<'a>(
         &'a self,
         request: &'a mut CallToolRequestParams,
-        context: &'a RequestContext<RoleServer>,
+        context: &'a HandlerContext,
         modern: bool,
         held: super::asking::Held,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
@@ -151,7 +151,7 @@ impl Serving<'_> {
             let generation = self.shared.current();
             let name = request.name.as_ref();
             // A tool outside the caller's scopes does not exist for it (HTTP answers 403 before).
-            let principal = self.principal(context);
+            let principal = self.principal(&context.extensions);
             let entry = generation
                 .tools
                 .get(name)
@@ -198,7 +198,7 @@ impl Serving<'_> {
                     request.request_state.take(),
                 )?
             } else {
-                super::asking::Round::legacy(context, held.peer, self.shared.settings.ask_timeout)
+                super::asking::Round::legacy(context, self.shared.settings.ask_timeout)
             };
             let audited = crate::audit::Audited::start(self.shared.settings.audit, entry.mutates, || {
                 serde_json::Value::Object(request.arguments.clone().unwrap_or_default()).to_string()
@@ -261,7 +261,7 @@ impl Serving<'_> {
         generation: &Arc<Generation>,
         entry: &ToolEntry,
         request: &mut CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
+        context: &HandlerContext,
     ) -> Result<CallToolResponse, ErrorData> {
         let round = super::asking::Round::open_deferred(
             context,
@@ -276,7 +276,7 @@ impl Serving<'_> {
         };
         // The call's cancellation, its task's once it is one (`tasks/cancel`).
         let cancel = CancellationToken::new();
-        let principal = self.principal(context);
+        let principal = self.principal(&context.extensions);
         let asks = round.asks();
         let call = super::context::for_request_cancelled_by(
             context,
@@ -316,7 +316,7 @@ impl Serving<'_> {
     pub(crate) async fn prompt(
         &self,
         request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
+        context: HandlerContext,
     ) -> Result<GetPromptResponse, ErrorData> {
         let generation = self.shared.current();
         let Some(entry) = generation.prompts.get(&request.name) else {
@@ -338,9 +338,10 @@ impl Serving<'_> {
                 request.request_state,
             )?
         } else {
-            super::asking::Round::legacy(&context, None, self.shared.settings.ask_timeout)
+            super::asking::Round::legacy(&context, self.shared.settings.ask_timeout)
         };
-        let call = super::context::for_request(&context, self.log, &round, self.principal(&context));
+        let call =
+            super::context::for_request(&context, self.log, &round, self.principal(&context.extensions));
         let render = call.scope(super::prompts::render(entry, &lease.bundle, request.arguments));
         match round.run(render).await {
             Ok(Ok(result)) => Ok(result.into()),
@@ -376,10 +377,7 @@ async fn run_tool(
 
 /// A method rmcp did not parse: one 2026-07-28 removed, a known one with malformed params,
 /// or one this server does not serve.
-pub(crate) fn custom(
-    request: CustomRequest,
-    context: &RequestContext<RoleServer>,
-) -> Result<CustomResult, ErrorData> {
+pub(crate) fn custom(request: CustomRequest, context: &HandlerContext) -> Result<CustomResult, ErrorData> {
     // Removed at 2026-07-28: a request of that era naming them is "not found" (HTTP 404),
     // whatever its params.
     const REMOVED_IN_2026: &[&str] = &["resources/subscribe", "resources/unsubscribe", "logging/setLevel"];

@@ -8,9 +8,10 @@
 //! decided here; every request is observed here (`observe.rs`: its span, its metrics), the one
 //! place every face passes.
 
-use super::asking::{Held, SharedPeer};
+use super::asking::Held;
 use super::context::LogFilter;
 use super::generation::Generation;
+use super::handler_context::{HandlerContext, SharedPeer};
 use super::observe::{self, Target};
 use super::requests::Serving;
 use super::results::{branded, panicked};
@@ -30,7 +31,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Default)]
 pub(crate) struct SessionState {
     /// The peer of a session opened by `initialize`, told when the lists change.
-    /// Shared: the fast paths hand it to each call they answer (`asking::CallPeer`).
+    /// Shared: the fast paths hand it to each call they answer (`handler_context::CallPeer`).
     pub(crate) legacy_peer: Mutex<Option<SharedPeer>>,
     /// Set by `initialize` in a session rmcp opened with it, not the 2026-07-28 way (where rmcp
     /// asks every request for its `_meta`, even after a stray `initialize`): only there is a
@@ -123,7 +124,7 @@ impl Handler {
     fn call_tool_in<'a>(
         &'a self,
         request: &'a mut CallToolRequestParams,
-        context: &'a RequestContext<RoleServer>,
+        context: &'a HandlerContext,
         modern: bool,
         held: super::asking::Held,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + 'a {
@@ -181,15 +182,15 @@ impl Handler {
 
     /// Who makes this request: the one its face identified (an authenticated HTTP request),
     /// or the connection's own (stdio given scopes); `None` reaches everything.
-    pub(crate) fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Arc<crate::Principal>> {
-        self.serving().principal(context)
+    pub(crate) fn principal(&self, context: &HandlerContext) -> Option<Arc<crate::Principal>> {
+        self.serving().principal(&context.extensions)
     }
 }
 
 impl Handler {
     /// Whether this request's client is told about the served views (MCP Apps): only one that
     /// declares the extension (its capabilities are read only when a view is served).
-    fn tells_ui(&self, generation: &Generation, context: &RequestContext<RoleServer>) -> bool {
+    fn tells_ui(&self, generation: &Generation, context: &HandlerContext) -> bool {
         !generation.views.is_empty() && super::views::declared(context.client_capabilities().as_ref())
     }
 }
@@ -235,6 +236,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let _span = observe::span("tools/list", Target::None, &context).entered();
         let generation = self.shared.current();
         let tools = match self.tells_ui(&generation, &context) {
@@ -258,6 +260,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let _span = observe::span("resources/list", Target::None, &context).entered();
         let generation = self.shared.current();
         let resources = match self.tells_ui(&generation, &context) {
@@ -280,6 +283,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let _span = observe::span("resources/templates/list", Target::None, &context).entered();
         let generation = self.shared.current();
         let templates = match self.principal(&context) {
@@ -299,6 +303,7 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let context = HandlerContext::from(context);
         let span = observe::span("resources/read", Target::Resource(&request.uri), &context);
         let principal = self.principal(&context);
         observe::request(span, self.serving().read(request.uri, principal.as_deref())).await
@@ -310,6 +315,7 @@ impl ServerHandler for Handler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let context = HandlerContext::from(context);
         let span = observe::span("resources/subscribe", Target::Resource(&request.uri), &context);
         // Outside the caller's scopes: as if it did not exist (HTTP answers 403 before).
         let principal = self.principal(&context);
@@ -321,7 +327,8 @@ impl ServerHandler for Handler {
             return Err(super::requests::unknown_resource(&request.uri));
         }
         let serving = self.serving();
-        let subscribing = (self.state.subscriptions).subscribe(&serving, request.uri, context.peer);
+        let subscribing =
+            (self.state.subscriptions).subscribe(&serving, request.uri, context.peer.into_peer());
         observe::request(span, subscribing).await
     }
 
@@ -331,6 +338,7 @@ impl ServerHandler for Handler {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let context = HandlerContext::from(context);
         let _span =
             observe::span("resources/unsubscribe", Target::Resource(&request.uri), &context).entered();
         self.state.subscriptions.unsubscribe(&request.uri);
@@ -350,6 +358,7 @@ impl ServerHandler for Handler {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let context = HandlerContext::from(context);
         let modern = super::era::modern(&context);
         self.call_tool_in(&mut request, &context, modern, Held::default())
             .await
@@ -360,6 +369,7 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        let context = HandlerContext::from(context);
         use super::completion::Refusal;
         let span = observe::span("completion/complete", Target::None, &context);
         let generation = self.shared.current();
@@ -380,6 +390,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let _span = observe::span("prompts/list", Target::None, &context).entered();
         let prompts = self.shared.current().prompt_list.to_vec();
         Ok(ListPromptsResult::with_all_items(prompts))
@@ -390,6 +401,7 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let context = HandlerContext::from(context);
         let span = observe::span("prompts/get", Target::Prompt(&request.name), &context);
         observe::request(span, self.serving().prompt(request, context)).await
     }
@@ -400,6 +412,7 @@ impl ServerHandler for Handler {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let context = HandlerContext::from(context);
         // 2026-07-28 removed it (a request carries its level in `_meta`).
         if super::era::modern(&context) {
             return Err(super::requests::removed("logging/setLevel"));
@@ -413,6 +426,7 @@ impl ServerHandler for Handler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let caller = self.principal(&context);
         self.shared
             .tasks
@@ -426,6 +440,7 @@ impl ServerHandler for Handler {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let context = HandlerContext::from(context);
         let caller = self.principal(&context);
         self.shared
             .tasks
@@ -438,6 +453,7 @@ impl ServerHandler for Handler {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let context = HandlerContext::from(context);
         let caller = self.principal(&context);
         self.shared
             .tasks
@@ -450,6 +466,7 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let _span = observe::span("skills/list", Target::None, &context).entered();
         let principal = self.principal(&context);
         Ok(self.shared.current().skills.list_reached(principal.as_deref()))
@@ -460,6 +477,7 @@ impl ServerHandler for Handler {
         request: GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
+        let context = HandlerContext::from(context);
         let _span = observe::span("skills/get", Target::Resource(&request.uri), &context).entered();
         let principal = self.principal(&context);
         self.shared
@@ -473,6 +491,7 @@ impl ServerHandler for Handler {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        let context = HandlerContext::from(context);
         super::requests::custom(request, &context)
     }
 }
@@ -494,11 +513,11 @@ impl Session {
     fn admit(
         &self,
         request: &ClientRequest,
-        context: &RequestContext<RoleServer>,
+        meta: &RequestMetaObject,
         modern: bool,
     ) -> Result<(), ErrorData> {
         if modern {
-            check_log_level(&context.meta)?;
+            check_log_level(meta)?;
         }
         // A listen only exists in the 2026-07-28 era; rmcp answers one sent in a legacy
         // session itself ("method not found"), so the limit is judged only where it applies.
@@ -516,13 +535,12 @@ impl Session {
     /// holds the session, the request and the dispatch together, where boxing the dispatch and
     /// then what finished it took two allocations and a move of each per request. The box is
     /// sized to the dispatch: rmcp's is as large as its largest handler's, a legacy call alone
-    /// ([`call_in_legacy_session`]) a fraction of it. `peer`: the context's peer, which the
-    /// fast path holds shared, for a call's questions ([`super::asking::CallPeer`]).
+    /// ([`call_in_legacy_session`]) a fraction of it. `context` holds the session's peer
+    /// shared, as the fast path does ([`super::handler_context`]).
     pub(crate) fn answer<T: Send + 'static>(
         self,
         mut request: ClientRequest,
-        mut context: RequestContext<RoleServer>,
-        peer: SharedPeer,
+        mut context: HandlerContext,
         finish: impl FnOnce(Result<ServerResult, ErrorData>) -> T + Send + 'static,
     ) -> Pin<Box<dyn Future<Output = T> + Send>> {
         // A call's `_meta` lent by the stdio connection's memory (`jsonrpc::settle_meta`): the
@@ -531,7 +549,7 @@ impl Session {
             .map(|meta| context.meta = meta)
             .is_some();
         let (named, modern) = super::era::named_and_modern(&context);
-        if let Err(refused) = self.admit(&request, &context, modern) {
+        if let Err(refused) = self.admit(&request, &context.meta, modern) {
             return Box::pin(std::future::ready(finish(Err(refused))));
         }
         match request {
@@ -539,7 +557,7 @@ impl Session {
                 if !modern && named.is_none() && self.opened_by_initialize() =>
             {
                 Box::pin(answered(
-                    call_in_legacy_session(self.handler, call.params, context, peer),
+                    call_in_legacy_session(self.handler, call.params, context),
                     finish,
                 ))
             }
@@ -550,12 +568,12 @@ impl Session {
             {
                 let held = Held {
                     capabilities: Some(capabilities),
-                    peer: Some(peer),
                 };
                 let call = call_in_2026_era(self.handler, call.params, context, held, lent);
                 Box::pin(answered(call, finish))
             }
             request => {
+                let context = context.into_rmcp();
                 let dispatch =
                     async move { rmcp::Service::handle_request(&self.handler, request, context).await };
                 Box::pin(answered(dispatch, finish))
@@ -575,11 +593,7 @@ impl Session {
     /// and its client capabilities read (so none of the keys that era requires is missing).
     /// Then those capabilities (boxed, as the call's round keeps them); `None` for any other
     /// request, whose refusal (or fallback) rmcp's dispatch makes.
-    fn meta_let_through(
-        &self,
-        version: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Option<Box<ClientCapabilities>> {
+    fn meta_let_through(&self, version: &str, context: &HandlerContext) -> Option<Box<ClientCapabilities>> {
         let supported = ServerHandler::supported_protocol_versions(&self.handler);
         if !super::era::is_modern(version) || !supported.iter().any(|known| known.as_str() == version) {
             return None;
@@ -631,17 +645,14 @@ fn check_log_level(meta: &RequestMetaObject) -> Result<(), ErrorData> {
 fn call_in_legacy_session(
     handler: Handler,
     mut params: CallToolRequestParams,
-    context: RequestContext<RoleServer>,
-    peer: SharedPeer,
+    context: HandlerContext,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
     // Not an `async fn`: one would hold its arguments twice (as arguments and as the locals
     // they are moved to).
     async move {
-        let held = Held {
-            capabilities: None,
-            peer: Some(peer),
-        };
-        let response = handler.call_tool_in(&mut params, &context, false, held).await?;
+        let response = handler
+            .call_tool_in(&mut params, &context, false, Held::default())
+            .await?;
         // rmcp's `client_capabilities()`, read in place rather than cloned out, and only for a
         // task handle (reading the session's takes its peer's lock).
         let declared_tasks = || match context.meta.client_capabilities() {
@@ -675,7 +686,7 @@ fn call_in_legacy_session(
 fn call_in_2026_era(
     handler: Handler,
     mut params: CallToolRequestParams,
-    context: RequestContext<RoleServer>,
+    context: HandlerContext,
     held: Held,
     lent: bool,
 ) -> impl Future<Output = Result<ServerResult, ErrorData>> {
@@ -767,7 +778,11 @@ impl rmcp::Service<RoleServer> for Session {
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ServerResult, ErrorData>> + rmcp::service::MaybeSendFuture + '_ {
-        let admitted = self.admit(&request, &context, super::era::modern(&context));
+        let admitted = self.admit(
+            &request,
+            &context.meta,
+            super::era::modern_of(&context.meta, &context.peer),
+        );
         // Boxed: rmcp's dispatch future is as large as the largest handler's, and rmcp's loop
         // moves the task holding it several times per request (spawn, stage changes); a
         // pointer is cheaper to move.

@@ -34,8 +34,8 @@
 //! connection's, which rmcp cancels when the connection ends: a call that waits follows it
 //! (`cancel::following`), one that ends in its first poll has nothing to follow.
 
-use super::asking::SharedPeer;
 use super::fast;
+use super::handler_context::SharedPeer;
 use super::meta_memo::MetaMemo;
 use super::session::Handler;
 use super::transport::{Bypass, Taken};
@@ -97,12 +97,12 @@ impl Bypass for StdioBypass {
         };
         // The call's own token, not a child of the connection's: the transport links it once
         // the call waits (`follows`), and a call ending in its first poll (most) never does.
-        let call_context = fast::context(&mut request.request, request.id.clone(), peer, None);
-        let cancel = call_context.context.ct.clone();
+        let context = fast::context(&mut request.request, request.id.clone(), peer);
+        let cancel = context.ct.clone();
         super::cancel::inherit_cancel(&cancel, &self.ct);
         let handler = self.handler.clone();
         let JsonRpcRequest { id, request, .. } = request;
-        let answer = fast::dispatch(handler, request, call_context, move |answer| match answer {
+        let answer = fast::dispatch(handler, request, context, move |answer| match answer {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
         });

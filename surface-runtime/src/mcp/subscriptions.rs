@@ -300,7 +300,7 @@ impl Subscriptions {
         let (feed, mut tasks) = tokio::sync::mpsc::channel(super::tasks::NOTIFY_BUFFER);
         let task_ids = noted_task_ids(&context);
         if !task_ids.is_empty() {
-            let caller = serving.principal(context.request_context());
+            let caller = serving.principal(&context.request_context().extensions);
             serving.shared.tasks.watch(&task_ids, caller.as_deref(), &feed);
         }
         // Only the watched tasks hold the feed: with none left, `recv` ends and so does that arm.
