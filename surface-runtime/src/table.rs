@@ -123,7 +123,7 @@ impl ToolTarget {
             }
             ToolTarget::Bespoke { owner, tool } => {
                 let dispatch = bundle.dispatch_for(owner.as_deref())?;
-                tool.invoke(input, dispatch, cancel.clone()).await
+                tool.invoke(input, dispatch.clone(), cancel.clone()).await
             }
             ToolTarget::Root { tool } => tool.invoke(input, bundle.clone(), cancel.clone()).await,
             ToolTarget::Mirror { owner, member, item } => {

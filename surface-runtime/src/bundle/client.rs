@@ -113,10 +113,11 @@ impl BundleClient {
         self.siblings.keys().map(String::as_str)
     }
 
-    pub(crate) fn dispatch_for(&self, sibling: Option<&str>) -> Result<Arc<dyn Dispatch>, Failure> {
+    /// The dispatch of `sibling` (`None`: the core), borrowed: a call's path clones none.
+    pub(crate) fn dispatch_for(&self, sibling: Option<&str>) -> Result<&Arc<dyn Dispatch>, Failure> {
         let found = match sibling {
-            None => self.core.clone(),
-            Some(k) => self.siblings.get(k).cloned(),
+            None => self.core.as_ref(),
+            Some(k) => self.siblings.get(k),
         };
         found.ok_or_else(|| {
             let whose = sibling.map_or("the core".to_owned(), |k| format!("sibling \"{k}\""));

@@ -254,7 +254,12 @@ impl LinkedDispatch {
     }
 
     async fn dispatch(&self) -> Result<Arc<dyn Dispatch>, Failure> {
-        self.link.get().await?.bundle.dispatch_for(self.owner.as_deref())
+        self.link
+            .get()
+            .await?
+            .bundle
+            .dispatch_for(self.owner.as_deref())
+            .cloned()
     }
 }
 

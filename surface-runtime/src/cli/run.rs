@@ -565,7 +565,13 @@ impl Reach {
         Fut: std::future::Future<Output = Result<T, Failure>>,
     {
         let run = async {
-            let dispatch = self.link.get().await?.bundle.dispatch_for(row.owner.as_deref())?;
+            let dispatch = self
+                .link
+                .get()
+                .await?
+                .bundle
+                .dispatch_for(row.owner.as_deref())?
+                .clone();
             request(dispatch).await
         };
         match tokio::time::timeout(timeout, run).await {

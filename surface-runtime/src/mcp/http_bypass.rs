@@ -219,7 +219,7 @@ impl HttpBypass {
         };
         let askable = state
             .upgrade()
-            .and_then(|s| lock(&s.legacy_peer).clone())
+            .and_then(|s| s.legacy_peer.get().cloned())
             .and_then(|peer| peer.peer_info())
             .is_none_or(|info| {
                 let caps = &info.capabilities;
@@ -400,7 +400,7 @@ impl HttpBypass {
             self.closed(id);
             return Routed::Rmcp(parts);
         };
-        let Some(peer) = lock(&state.legacy_peer).clone() else {
+        let Some(peer) = state.legacy_peer.get().cloned() else {
             return Routed::Rmcp(parts);
         };
         self.touch(&live, &handle).await;

@@ -135,7 +135,7 @@ pub(crate) async fn render(
     } = match entry {
         PromptEntry::Member { owner, prompt } => {
             let dispatch = bundle.dispatch_for(owner.as_deref())?;
-            prompt.get(args, dispatch).await?
+            prompt.get(args, dispatch.clone()).await?
         }
         PromptEntry::Root(prompt) => prompt.get(args, bundle.clone()).await?,
     };

@@ -17,7 +17,6 @@ use super::requests::Serving;
 use super::results::{branded, panicked};
 use super::served::{Follower, Shared};
 use super::subscriptions::Subscriptions;
-use crate::sync::lock;
 use futures::future::BoxFuture;
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
@@ -25,14 +24,16 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::borrow::Cow;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
 /// What one connection holds between requests.
 #[derive(Default)]
 pub(crate) struct SessionState {
     /// The peer of a session opened by `initialize`, told when the lists change.
     /// Shared: the fast paths hand it to each call they answer (`handler_context::CallPeer`).
-    pub(crate) legacy_peer: Mutex<Option<SharedPeer>>,
+    /// Set once: a connection has one peer, so a later `initialize` on it would set the same
+    /// one; read on every fast call, which a lock around it cost two locked instructions.
+    pub(crate) legacy_peer: OnceLock<SharedPeer>,
     /// Set by `initialize` in a session rmcp opened with it, not the 2026-07-28 way (where rmcp
     /// asks every request for its `_meta`, even after a stray `initialize`): only there is a
     /// call without `_meta` answered by [`call_in_legacy_session`].
@@ -63,8 +64,7 @@ impl SessionState {
     /// end, and the host is told the lists changed.
     async fn move_onto(&self, generation: &Arc<Generation>) {
         let sinks = self.subscriptions.follow(generation).await;
-        let peer = lock(&self.legacy_peer).clone();
-        if let Some(peer) = peer {
+        if let Some(peer) = self.legacy_peer.get() {
             let _ = peer.notify_tool_list_changed().await;
             let _ = peer.notify_resource_list_changed().await;
             let _ = peer.notify_prompt_list_changed().await;
@@ -215,7 +215,9 @@ impl ServerHandler for Handler {
         let mut result = self.negotiate_initialize(&request)?;
         result.capabilities = super::views::told(result.capabilities, Some(&request.capabilities));
         result.instructions = self.shared.instructions.read();
-        *lock(&self.state.legacy_peer) = Some(Arc::new(context.peer.clone()));
+        self.state
+            .legacy_peer
+            .get_or_init(|| Arc::new(context.peer.clone()));
         self.state.opened.get_or_init(observe::Gauged::session);
         #[cfg(feature = "http")]
         SessionSlot::record(&context, &self.state);

@@ -39,7 +39,6 @@ use super::handler_context::SharedPeer;
 use super::meta_memo::MetaMemo;
 use super::session::Handler;
 use super::transport::{Bypass, Taken};
-use crate::sync::lock;
 use rmcp::model::{ClientRequest, JsonRpcRequest, ServerJsonRpcMessage};
 use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
@@ -70,9 +69,9 @@ impl StdioBypass {
 
     /// The peer to answer `request` with, or none when it is rmcp's loop's to answer.
     fn peer_for(&self, request: &ClientRequest) -> Option<SharedPeer> {
-        let legacy = lock(&self.handler.state.legacy_peer);
+        let legacy = self.handler.state.legacy_peer.get();
         match super::era::named_version(super::jsonrpc::meta_of(request)) {
-            None => legacy.clone(),
+            None => legacy.cloned(),
             // A 2026-07-28 session: every request carries its own version, checked by the
             // dispatch against the version the session opened on, as rmcp's loop would.
             Some(version) if legacy.is_none() && super::era::is_modern(version) => self.opened.get().cloned(),
